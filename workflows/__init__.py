@@ -1,0 +1,86 @@
+"""Superstep's workflow engine: typed executors exchanging messages in supersteps, with a
+checkpoint after every superstep and human-in-the-loop requests that survive restarts.
+
+Pure Python and asyncio; nothing here imports Django.
+"""
+
+from .builder import WorkflowBuilder
+from .checkpoint import WorkflowCheckpoint, WorkflowMessage
+from .codec import decode, encode
+from .context import WorkflowContext
+from .edges import Case, Default
+from .events import ErrorDetails, RequestInfoEvent, WorkflowEvent, WorkflowRunState
+from .exceptions import (
+    CheckpointDecodeError,
+    CheckpointEncodeError,
+    CheckpointError,
+    CheckpointNotFoundError,
+    ConcurrentRunError,
+    GraphMismatchError,
+    RequestAlreadyAnsweredError,
+    RequestError,
+    ResponseTypeError,
+    RunArgumentsError,
+    UnknownRequestError,
+    WorkflowConvergenceError,
+    WorkflowError,
+    WorkflowRunError,
+    WorkflowValidationError,
+)
+from .executor import Executor, FunctionExecutor, executor, handler, response_handler
+from .registry import TypeRegistry, register_type
+from .result import WorkflowRunResult, WorkflowRunStream
+from .retention import PruneReport, prune
+from .storage import (
+    CheckpointStorage,
+    CheckpointSummary,
+    FileCheckpointStorage,
+    InMemoryCheckpointStorage,
+)
+from .workflow import Workflow
+
+__all__ = [
+    "Case",
+    "CheckpointDecodeError",
+    "CheckpointEncodeError",
+    "CheckpointError",
+    "CheckpointNotFoundError",
+    "CheckpointStorage",
+    "CheckpointSummary",
+    "ConcurrentRunError",
+    "Default",
+    "ErrorDetails",
+    "Executor",
+    "FileCheckpointStorage",
+    "FunctionExecutor",
+    "GraphMismatchError",
+    "InMemoryCheckpointStorage",
+    "PruneReport",
+    "RequestAlreadyAnsweredError",
+    "RequestError",
+    "RequestInfoEvent",
+    "ResponseTypeError",
+    "RunArgumentsError",
+    "TypeRegistry",
+    "UnknownRequestError",
+    "Workflow",
+    "WorkflowBuilder",
+    "WorkflowCheckpoint",
+    "WorkflowContext",
+    "WorkflowConvergenceError",
+    "WorkflowError",
+    "WorkflowEvent",
+    "WorkflowMessage",
+    "WorkflowRunError",
+    "WorkflowRunResult",
+    "WorkflowRunState",
+    "WorkflowRunStream",
+    "WorkflowValidationError",
+    "decode",
+    "encode",
+    "executor",
+    "handler",
+    "prune",
+    "register_type",
+    "response_handler",
+]

@@ -1,0 +1,109 @@
+"""What ``run()`` hands back: a finished result, or a stream of events."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Generator
+from typing import Any
+
+from .events import RequestInfoEvent, WorkflowEvent, WorkflowRunState
+
+__all__ = ["WorkflowRunResult", "WorkflowRunStream"]
+
+
+class WorkflowRunResult(list[WorkflowEvent]):
+    """Every event of a finished run, in order, with helpers for the common questions."""
+
+    def get_outputs(self) -> list[Any]:
+        """The data of every ``output`` event."""
+        return [event.data for event in self if event.type == "output"]
+
+    def get_request_info_events(self) -> list[RequestInfoEvent]:
+        """Requests raised (or re-emitted on resume) that wait for an answer."""
+        return [event for event in self if isinstance(event, RequestInfoEvent)]
+
+    def get_final_state(self) -> WorkflowRunState:
+        """The run's state at the end: ``IDLE``, ``IDLE_WITH_PENDING_REQUESTS``, ``FAILED``..."""
+        for event in reversed(self):
+            if event.type == "status" and event.state is not None:
+                return event.state
+        raise RuntimeError("the run emitted no status event")
+
+    def status_timeline(self) -> list[WorkflowRunState]:
+        return [e.state for e in self if e.type == "status" and e.state is not None]
+
+    def get_checkpoint_ids(self) -> list[str]:
+        """Checkpoints written after each superstep of this call, in order."""
+        return [e.checkpoint_id for e in self if e.type == "superstep_completed" and e.checkpoint_id]
+
+
+class WorkflowRunStream:
+    """The events of a run as they happen.
+
+    Iterate it with ``async for``, or ``await`` it first and then iterate (both spellings are in
+    common use). The run advances only while it is being iterated; leaving the loop early (or
+    ``aclose()``) cancels the run, whose last checkpoint stays valid for a resume.
+    """
+
+    def __init__(self, factory: Callable[[], AsyncIterator[WorkflowEvent]]) -> None:
+        self._factory = factory
+        self._agen: AsyncIterator[WorkflowEvent] | None = None
+        self._events = WorkflowRunResult()
+        self.busy = False
+        self.finished = False
+        self.live_task: asyncio.Task[Any] | None = None
+
+    def __aiter__(self) -> WorkflowRunStream:
+        return self
+
+    async def __anext__(self) -> WorkflowEvent:
+        if self.finished:
+            raise StopAsyncIteration
+        if self._agen is None:
+            self._agen = self._factory()
+        self.busy = True
+        try:
+            event = await self._agen.__anext__()
+        except BaseException:
+            self.finished = True
+            raise
+        finally:
+            self.busy = False
+        self._events.append(event)
+        return event
+
+    def __await__(self) -> Generator[Any, None, WorkflowRunStream]:
+        async def ready() -> WorkflowRunStream:
+            return self
+
+        return ready().__await__()
+
+    async def get_final_response(self) -> WorkflowRunResult:
+        """Consume what is left and return every event of the run."""
+        async for _ in self:
+            pass
+        return self._events
+
+    async def aclose(self) -> None:
+        """Cancel the run if it is still going."""
+        if self.live_task is not None and not self.live_task.done():
+            self.live_task.cancel()
+        if self._agen is not None and not self.finished:
+            self.finished = True
+            await self._agen.aclose()  # type: ignore[attr-defined]
+        self.finished = True
+
+    def abandon(self) -> None:
+        """Give up a stream its caller walked away from (a new run on the same workflow)."""
+        if self.live_task is not None and not self.live_task.done():
+            self.live_task.cancel()
+        self.finished = True
+        if self._agen is not None:
+            agen = self._agen
+            asyncio.get_running_loop().create_task(agen.aclose())  # type: ignore[attr-defined]
+
+    async def __aenter__(self) -> WorkflowRunStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -1,0 +1,335 @@
+"""One superstep, as plain steps over data: route the queued messages, run the handlers, commit.
+
+``route`` decides who receives what; ``run_deliveries`` executes handlers (concurrently across
+executors, one at a time per executor); ``commit`` applies a successful superstep to the run.
+Nothing here touches storage; the loop in ``workflow.py`` sequences that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .checkpoint import WorkflowMessage, now_timestamp
+from .context import _DELETED, WorkflowContext
+from .events import ErrorDetails, RequestInfoEvent, WorkflowEvent, WorkflowRunState
+from .graph import Graph
+
+__all__ = ["Delivery", "HandlerFailure", "RunRuntime", "SuperstepScope", "commit", "route"]
+
+EventSink = Callable[[WorkflowEvent], None]
+
+
+@dataclass
+class RunRuntime:
+    """The resumable state of one lineage (what a checkpoint captures)."""
+
+    run_id: str
+    iteration: int = 0
+    messages: list[WorkflowMessage] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+    buffers: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+    pending: dict[str, RequestInfoEvent] = field(default_factory=dict)
+    answered: list[str] = field(default_factory=list)
+    last_checkpoint_id: str | None = None
+
+
+@dataclass(slots=True)
+class Delivery:
+    data: Any
+    source_ids: list[str]
+    request: RequestInfoEvent | None = None
+
+
+@dataclass
+class RoutePlan:
+    deliveries: dict[str, list[Delivery]]
+    buffers: dict[str, dict[str, list[Any]]]
+    warnings: list[str]
+
+
+class HandlerFailure(Exception):
+    """A handler raised; carries the executor id and the original exception."""
+
+    def __init__(self, executor_id: str, error: BaseException) -> None:
+        super().__init__(f"executor {executor_id!r} failed: {error!r}")
+        self.executor_id = executor_id
+        self.error = error
+
+
+def error_details(error: BaseException, executor_id: str | None) -> ErrorDetails:
+    return ErrorDetails(
+        error_type=type(error).__name__,
+        message=str(error),
+        traceback="".join(traceback.format_exception(error)),
+        executor_id=executor_id,
+    )
+
+
+# ----------------------------------------------------------------------------------------- route
+
+
+async def route(graph: Graph, messages: list[WorkflowMessage], buffers: dict[str, dict[str, list[Any]]]) -> RoutePlan:
+    """Decide every delivery of this superstep. Pure apart from awaiting edge conditions.
+
+    A message that no edge and no handler accepts becomes a warning, never a silent drop.
+    """
+    deliveries: dict[str, list[Delivery]] = {}
+    warnings: list[str] = []
+    # Fan-in buffers are copied (two levels; the data itself is never mutated) so a superstep
+    # that fails leaves the run's buffers exactly as they were.
+    work = (
+        {key: {src: list(items) for src, items in slot.items()} for key, slot in buffers.items()}
+        if graph.fan_in_groups
+        else buffers
+    )
+    executors = graph.executors
+    for message in messages:
+        if message.kind == "response" or message.source_id.startswith("internal:"):
+            target = message.target_id or ""
+            deliveries.setdefault(target, []).append(
+                Delivery(message.data, [message.source_id], message.request)
+            )
+            continue
+        groups = graph.outgoing.get(message.source_id)
+        if not groups:
+            warnings.append(
+                f"{type(message.data).__name__} message from {message.source_id!r} was dropped: "
+                "the executor has no outgoing edges"
+            )
+            continue
+        delivered = False
+        refused: list[str] = []
+        for group in groups:
+            targets = await group.select(message.data)
+            if message.target_id is not None:
+                targets = [t for t in targets if t == message.target_id]
+            for target in targets:
+                if group.kind == "fan_in":
+                    slot = work.setdefault(group.key, {})
+                    slot.setdefault(message.source_id, []).append(message.data)
+                    delivered = True
+                elif executors[target].can_handle(message.data):
+                    deliveries.setdefault(target, []).append(
+                        Delivery(message.data, [message.source_id])
+                    )
+                    delivered = True
+                else:
+                    refused.append(target)
+        if not delivered:
+            warnings.append(_drop_reason(message, refused))
+    if graph.fan_in_groups:
+        _release_fan_in(graph, work, deliveries, warnings)
+    return RoutePlan(deliveries, work, warnings)
+
+
+def _drop_reason(message: WorkflowMessage, refused: list[str]) -> str:
+    kind = type(message.data).__name__
+    where = f"{kind} message from {message.source_id!r}"
+    if message.target_id is not None and not refused:
+        return f"{where} to {message.target_id!r} was dropped: no edge leads there"
+    if refused:
+        return f"{where} was dropped: {refused} have no handler for {kind}"
+    return f"{where} was dropped: no edge condition accepted it"
+
+
+def _release_fan_in(
+    graph: Graph,
+    buffers: dict[str, dict[str, list[Any]]],
+    deliveries: dict[str, list[Delivery]],
+    warnings: list[str],
+) -> None:
+    for group in graph.fan_in_groups:
+        slot = buffers.get(group.key)
+        if not slot or not all(slot.get(source) for source in group.sources):
+            continue
+        combined = [item for source in group.sources for item in slot[source]]
+        del buffers[group.key]
+        target = group.targets[0]
+        if graph.executors[target].can_handle(combined):
+            deliveries.setdefault(target, []).append(Delivery(combined, list(group.sources)))
+        else:
+            warnings.append(
+                f"fan-in list for {target!r} was dropped: it has no handler for a list of "
+                f"{sorted({type(x).__name__ for x in combined})}"
+            )
+
+
+# ----------------------------------------------------------------------------------------- scope
+
+
+class SuperstepScope:
+    """What handlers of one superstep share: staged state, outboxes, new requests, the event sink."""
+
+    def __init__(
+        self,
+        graph: Graph,
+        runtime: RunRuntime,
+        iteration: int,
+        sink: EventSink,
+        streaming: bool,
+    ) -> None:
+        self.graph = graph
+        self.committed_state = runtime.state
+        self.iteration = iteration
+        self.streaming = streaming
+        self.emit = sink
+        self._runtime = runtime
+        self._staged: dict[str, dict[str, Any]] = {}
+        self._outbox: dict[str, list[WorkflowMessage]] = {}
+        self.new_requests: dict[str, RequestInfoEvent] = {}
+        self.announced_pending = bool(runtime.pending)
+
+    def staged_state(self, executor_id: str) -> dict[str, Any]:
+        staged = self._staged.get(executor_id)
+        if staged is None:
+            staged = self._staged[executor_id] = {}
+        return staged
+
+    def send(self, executor_id: str, data: Any, target_id: str | None) -> None:
+        box = self._outbox.get(executor_id)
+        if box is None:
+            box = self._outbox[executor_id] = []
+        box.append(WorkflowMessage(data, executor_id, target_id))
+
+    def request_info(self, executor_id: str, request_id: str, data: Any, response_type: Any) -> None:
+        executor = self.graph.executors[executor_id]
+        if not executor.accepts_request(data, response_type):
+            raise TypeError(
+                f"executor {executor_id!r} asked for a {getattr(response_type, '__name__', response_type)} "
+                f"answer to a {type(data).__name__} request but has no @response_handler for that pair"
+            )
+        if request_id in self._runtime.pending or request_id in self.new_requests:
+            raise ValueError(f"request id {request_id!r} is already pending")
+        event = RequestInfoEvent(
+            "request_info",
+            data=data,
+            executor_id=executor_id,
+            iteration=self.iteration,
+            request_id=request_id,
+            source_executor_id=executor_id,
+            request_type=type(data),
+            response_type=response_type,
+            created_at=now_timestamp(),
+        )
+        self.new_requests[request_id] = event
+        self.emit(event)
+        if not self.announced_pending:
+            self.announced_pending = True
+            self.emit(WorkflowEvent("status", state=WorkflowRunState.IN_PROGRESS_PENDING_REQUESTS))
+
+    def outbox_in(self, order: list[str]) -> list[WorkflowMessage]:
+        out: list[WorkflowMessage] = []
+        for executor_id in order:
+            out.extend(self._outbox.get(executor_id, ()))
+        return out
+
+    def staged_in(self, order: list[str]) -> list[tuple[str, dict[str, Any]]]:
+        return [(eid, self._staged[eid]) for eid in order if self._staged.get(eid)]
+
+
+# ---------------------------------------------------------------------------------------- execute
+
+
+async def run_deliveries(scope: SuperstepScope, deliveries: dict[str, list[Delivery]]) -> None:
+    """Run every delivery: executors concurrently, each executor's deliveries in order."""
+    if len(deliveries) == 1:
+        ((executor_id, items),) = deliveries.items()
+        await _run_executor(scope, executor_id, items)
+        return
+    tasks = [
+        asyncio.ensure_future(_run_executor(scope, executor_id, items))
+        for executor_id, items in deliveries.items()
+    ]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        # One failure (or our own cancellation) ends the superstep: stop the siblings too.
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+async def _run_executor(scope: SuperstepScope, executor_id: str, items: list[Delivery]) -> None:
+    executor = scope.graph.executors[executor_id]
+    iteration = scope.iteration
+    emit = scope.emit
+    for delivery in items:
+        emit(WorkflowEvent("executor_invoked", executor_id=executor_id, iteration=iteration))
+        try:
+            if delivery.request is not None:
+                await _call_response_handler(scope, executor, delivery)
+            else:
+                found = executor.find_handler(delivery.data)
+                if found is None:  # routing checked this; only a raced mutation gets here
+                    raise TypeError(
+                        f"executor {executor_id!r} has no handler for {type(delivery.data).__name__}"
+                    )
+                spec, fn = found
+                ctx: WorkflowContext[Any, Any] = WorkflowContext(
+                    scope, executor_id, delivery.source_ids, spec.output_types
+                )
+                await fn(delivery.data, ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            emit(
+                WorkflowEvent(
+                    "executor_failed",
+                    executor_id=executor_id,
+                    iteration=iteration,
+                    details=error_details(error, executor_id),
+                )
+            )
+            raise HandlerFailure(executor_id, error) from error
+        emit(WorkflowEvent("executor_completed", executor_id=executor_id, iteration=iteration))
+
+
+async def _call_response_handler(scope: SuperstepScope, executor: Any, delivery: Delivery) -> None:
+    request = delivery.request
+    assert request is not None
+    found = executor.find_response_handler(request.data, delivery.data)
+    if found is None:
+        raise TypeError(
+            f"executor {executor.id!r} has no @response_handler for a {type(request.data).__name__} "
+            f"request answered with {type(delivery.data).__name__}"
+        )
+    spec, fn = found
+    ctx: WorkflowContext[Any, Any] = WorkflowContext(
+        scope, executor.id, delivery.source_ids, spec.output_types, request_id=request.request_id
+    )
+    await fn(request.data, delivery.data, ctx)
+
+
+# ------------------------------------------------------------------------------------------ commit
+
+
+def commit(runtime: RunRuntime, scope: SuperstepScope, plan: RoutePlan, order: list[str]) -> list[str]:
+    """Apply a successful superstep to the run; returns warnings about conflicting state writes.
+
+    Staged writes are applied in executor order, so when two executors write the same key in one
+    superstep the outcome is deterministic (the later executor in graph order wins) and reported.
+    """
+    warnings: list[str] = []
+    writers: dict[str, str] = {}
+    for executor_id, staged in scope.staged_in(order):
+        for key, value in staged.items():
+            if key in writers:
+                warnings.append(
+                    f"shared state key {key!r} was written by both {writers[key]!r} and "
+                    f"{executor_id!r} in superstep {scope.iteration}; {executor_id!r}'s value was kept"
+                )
+            writers[key] = executor_id
+            if value is _DELETED:
+                runtime.state.pop(key, None)
+            else:
+                runtime.state[key] = value
+    runtime.messages = scope.outbox_in(order)
+    runtime.buffers = plan.buffers
+    runtime.pending.update(scope.new_requests)
+    runtime.iteration = scope.iteration
+    return warnings

@@ -1,0 +1,179 @@
+"""Splitting a checkpoint document into a small record and content-addressed blobs.
+
+Consecutive checkpoints of a run mostly repeat themselves: the same executor state, the same
+shared-state values. Each sizeable value (an executor's state key, a shared-state key, the
+message list...) is stored once under the sha256 of its JSON text, and a checkpoint's record
+refers to it. A value that did not change in a superstep is therefore not written again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .. import codec
+from ..checkpoint import WorkflowCheckpoint
+from ..exceptions import CheckpointDecodeError
+from ..registry import TypeRegistry, default_registry
+from .protocol import CheckpointSummary
+
+__all__ = ["INLINE_LIMIT", "PartCache", "SplitCheckpoint", "join", "split", "summary_of"]
+
+# Values shorter than this stay inside the record: a blob costs a lookup on every load.
+INLINE_LIMIT = 512
+Path = tuple[str, ...]
+
+
+@dataclass
+class SplitCheckpoint:
+    record: dict[str, Any]
+    record_text: str
+    blobs: dict[str, str]  # digest -> JSON text, every blob the record refers to
+    size_bytes: int  # the whole checkpoint, as if written in one piece
+
+    @property
+    def refs(self) -> list[str]:
+        return [digest for _, digest in self.record["blob_refs"]]
+
+
+class PartCache:
+    """Remembers the last text and digest per (run, part) so an unchanged part is not hashed
+    again. Bounded: the least recently used runs are forgotten."""
+
+    def __init__(self, max_runs: int = 256) -> None:
+        self._runs: OrderedDict[str, dict[Path, tuple[str, str]]] = OrderedDict()
+        self._max = max_runs
+
+    def for_run(self, run_id: str) -> dict[Path, tuple[str, str]]:
+        parts = self._runs.get(run_id)
+        if parts is None:
+            parts = self._runs[run_id] = {}
+            while len(self._runs) > self._max:
+                self._runs.popitem(last=False)
+        else:
+            self._runs.move_to_end(run_id)
+        return parts
+
+
+def _parts(doc: dict[str, Any]) -> Iterator[tuple[Path, Any]]:
+    for key, value in doc["state"].items():
+        yield ("state", key), value
+    for executor_id, state in doc["executor_states"].items():
+        for key, value in state.items():
+            yield ("executor_states", executor_id, key), value
+    for name in ("messages", "pending_request_info_events", "edge_states", "graph_signature"):
+        yield (name,), doc[name]
+
+
+def split(
+    checkpoint: WorkflowCheckpoint,
+    *,
+    cache: PartCache | None = None,
+    registry: TypeRegistry = default_registry,
+) -> SplitCheckpoint:
+    """Encode ``checkpoint`` and cut its large values out into blobs.
+
+    Raises:
+        CheckpointEncodeError: from the codec, naming the value that cannot be stored.
+    """
+    doc = checkpoint.to_dict(registry=registry)
+    known = cache.for_run(checkpoint.run_id) if cache is not None else {}
+    refs: list[list[Any]] = []
+    blobs: dict[str, str] = {}
+    size = 0
+    for path, value in list(_parts(doc)):
+        text = codec.dumps(value)
+        if len(text) < INLINE_LIMIT:
+            continue
+        codec.check_text(text, _describe(path))
+        previous = known.get(path)
+        if previous is not None and previous[0] == text:
+            digest = previous[1]
+        else:
+            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            known[path] = (text, digest)
+        blobs[digest] = text
+        refs.append([list(path), digest])
+        size += len(text)
+        _remove(doc, path)
+    doc["blob_refs"] = refs
+    doc["pending_request_ids"] = list(checkpoint.pending_request_info_events)
+    record_text = codec.dumps(doc)
+    codec.check_text(record_text, "checkpoint")
+    return SplitCheckpoint(doc, record_text, blobs, size + len(record_text))
+
+
+def join(
+    record: dict[str, Any],
+    blob: Callable[[str], Any],
+    *,
+    registry: TypeRegistry = default_registry,
+) -> WorkflowCheckpoint:
+    """Rebuild a checkpoint from its record; ``blob(digest)`` returns a blob's parsed JSON.
+
+    Raises:
+        CheckpointDecodeError: the record or a blob is malformed, or a blob is missing.
+    """
+    if not isinstance(record, dict) or not isinstance(record.get("blob_refs"), list):
+        raise CheckpointDecodeError("malformed checkpoint record")
+    doc = dict(record)
+    doc["state"] = dict(doc.get("state", {}))
+    doc["executor_states"] = {k: dict(v) for k, v in doc.get("executor_states", {}).items()}
+    for entry in record["blob_refs"]:
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str)):
+            raise CheckpointDecodeError("malformed blob reference in checkpoint record")
+        path, digest = entry
+        _put(doc, tuple(path), blob(digest))
+    doc.pop("blob_refs", None)
+    doc.pop("pending_request_ids", None)
+    return WorkflowCheckpoint.from_dict(doc, registry=registry)
+
+
+def summary_of(record: dict[str, Any], size_bytes: int) -> CheckpointSummary:
+    metadata = record.get("metadata") or {}
+    return CheckpointSummary(
+        checkpoint_id=record["checkpoint_id"],
+        workflow_name=record["workflow_name"],
+        run_id=record["run_id"],
+        timestamp=record["timestamp"],
+        iteration_count=record["iteration_count"],
+        previous_checkpoint_id=record.get("previous_checkpoint_id"),
+        graph_signature_hash=record["graph_signature_hash"],
+        pending_request_ids=tuple(record.get("pending_request_ids", ())),
+        answered_request_ids=tuple(record.get("answered_request_ids", ())),
+        size_bytes=size_bytes,
+        kind=str(metadata.get("kind", "")) if isinstance(metadata, dict) else "",
+    )
+
+
+def _describe(path: Path) -> str:
+    if path[0] == "state":
+        return f"shared state key {path[1]!r}"
+    if path[0] == "executor_states":
+        return f"executor {path[1]!r} state key {path[2]!r}"
+    return path[0].replace("_", " ")
+
+
+def _remove(doc: dict[str, Any], path: Path) -> None:
+    if path[0] == "state":
+        del doc["state"][path[1]]
+    elif path[0] == "executor_states":
+        del doc["executor_states"][path[1]][path[2]]
+    else:
+        del doc[path[0]]
+
+
+def _put(doc: dict[str, Any], path: Path, value: Any) -> None:
+    if len(path) == 2 and path[0] == "state":
+        doc["state"][path[1]] = value
+    elif len(path) == 3 and path[0] == "executor_states":
+        doc["executor_states"].setdefault(path[1], {})[path[2]] = value
+    elif len(path) == 1 and path[0] in (
+        "messages", "pending_request_info_events", "edge_states", "graph_signature"
+    ):
+        doc[path[0]] = value
+    else:
+        raise CheckpointDecodeError(f"malformed blob path {list(path)!r}")

@@ -1,0 +1,353 @@
+"""Durable checkpoints on a local disk: one JSON file per checkpoint, plus an index.
+
+Layout of ``storage_path``::
+
+    checkpoints/<id>.json   {"format": ..., "record": {...}, "blobs": {digest: value}}
+    blobs/<digest>.json     a blob whose first checkpoint was deleted while others still use it
+    index.jsonl             one line per save/delete, so listings never open checkpoint files
+
+A checkpoint file carries the blobs it introduced (state values that changed), so one save is one
+atomic write: a temporary file, fsync, rename, fsync of the directory. The index is appended
+without fsync: it is a cache of what the files say, repaired from the files when they disagree.
+Several processes may save into one folder; deletes (retention) should come from one of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import threading
+import uuid
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from .. import codec
+from ..checkpoint import WorkflowCheckpoint
+from ..exceptions import CheckpointDecodeError, CheckpointNotFoundError
+from ..registry import TypeRegistry, default_registry
+from .document import PartCache, join, split, summary_of
+from .protocol import CheckpointSummary
+
+__all__ = ["FileCheckpointStorage", "atomic_write"]
+
+FILE_FORMAT = "superstep.checkpoint-file/1"
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$")
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that a crash leaves either the old file or the new one."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class FileCheckpointStorage:
+    """Checkpoints as JSON files under ``storage_path`` (created if missing).
+
+    Args:
+        storage_path: the folder; ids are confined to it.
+        registry: the types checkpoints may restore (defaults to the process-wide registry).
+    """
+
+    def __init__(self, storage_path: str | os.PathLike[str], *, registry: TypeRegistry = default_registry) -> None:
+        self.root = Path(storage_path).resolve()
+        self._dir = self.root / "checkpoints"
+        self._blob_dir = self.root / "blobs"
+        self._index_path = self.root / "index.jsonl"
+        self._dir.mkdir(parents=True, exist_ok=True)
+        self._blob_dir.mkdir(exist_ok=True)
+        self._registry = registry
+        self._cache = PartCache()
+        self._lock = threading.RLock()
+        self._summaries: dict[str, CheckpointSummary] = {}
+        self._refs: dict[str, list[str]] = {}
+        self._carried: dict[str, list[str]] = {}
+        self._blob_home: dict[str, str] = {}  # digest -> checkpoint id, or "" for blobs/
+        self._refcount: dict[str, int] = {}
+        self._index_offset = 0
+        self._parsed: OrderedDict[str, Any] = OrderedDict()  # small LRU of parsed blobs
+        self.bytes_written = 0
+        with self._lock:
+            self._refresh()
+            self._repair()
+
+    # ------------------------------------------------------------------------------ paths & ids
+
+    def _path(self, checkpoint_id: str) -> Path | None:
+        if not isinstance(checkpoint_id, str) or not _SAFE_ID.match(checkpoint_id):
+            return None
+        path = (self._dir / f"{checkpoint_id}.json").resolve()
+        return path if path.parent == self._dir else None
+
+    # ---------------------------------------------------------------------------------- index
+
+    def _append_index(self, entry: dict[str, Any]) -> None:
+        line = (json.dumps(entry, separators=(",", ":")) + "\n").encode()
+        fd = os.open(self._index_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            before = os.fstat(fd).st_size
+            os.write(fd, line)  # one write with O_APPEND: lines from several processes never mix
+            after = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+        # Our own line is already applied; skip it unless another process appended meanwhile
+        # (then _refresh replays everything from the old offset, which is idempotent).
+        if before == self._index_offset and after - before == len(line):
+            self._index_offset = after
+
+    def _refresh(self) -> None:
+        """Replay index lines other processes (or an earlier life of this one) appended."""
+        try:
+            size = self._index_path.stat().st_size
+        except FileNotFoundError:
+            return
+        if size <= self._index_offset:
+            return
+        with open(self._index_path, "rb") as fh:
+            fh.seek(self._index_offset)
+            chunk = fh.read(size - self._index_offset)
+        complete = chunk[: chunk.rfind(b"\n") + 1]  # a half-written last line waits for the rest
+        self._index_offset += len(complete)
+        for raw in complete.splitlines():
+            try:
+                self._apply(json.loads(raw))
+            except (ValueError, KeyError, TypeError):
+                continue  # a damaged line; _repair() rebuilds what the files say
+
+    def _apply(self, entry: dict[str, Any]) -> None:
+        if entry["op"] == "save":
+            fields = dict(entry["summary"])
+            for key in ("pending_request_ids", "answered_request_ids"):
+                fields[key] = tuple(fields[key])
+            self._add(CheckpointSummary(**fields), entry["refs"], entry["carried"])
+        elif entry["op"] == "delete":
+            for digest in entry.get("rehomed", []):
+                self._blob_home[digest] = ""
+            self._forget(entry["id"])
+
+    def _add(self, summary: CheckpointSummary, refs: list[str], carried: list[str]) -> None:
+        cid = summary.checkpoint_id
+        if cid in self._summaries:
+            self._forget(cid)
+        self._summaries[cid] = summary
+        self._refs[cid] = refs
+        self._carried[cid] = carried
+        for digest in carried:
+            self._blob_home.setdefault(digest, cid)
+        for digest in refs:
+            self._refcount[digest] = self._refcount.get(digest, 0) + 1
+
+    def _forget(self, cid: str) -> None:
+        if cid not in self._summaries:
+            return
+        del self._summaries[cid]
+        self._carried.pop(cid, None)
+        for digest in self._refs.pop(cid, []):
+            self._refcount[digest] -= 1
+            if self._refcount[digest] <= 0:
+                del self._refcount[digest]
+                if self._blob_home.get(digest) != "":
+                    self._blob_home.pop(digest, None)
+
+    def _repair(self) -> None:
+        """Make the index agree with the files: a crash between rename and append, or files
+        copied in by hand, must not make checkpoints invisible."""
+        on_disk = {p.stem for p in self._dir.glob("*.json")}
+        for cid in sorted(on_disk - set(self._summaries)):
+            try:
+                record, carried, size = self._read_file(self._dir / f"{cid}.json")
+            except CheckpointDecodeError:
+                continue
+            summary = summary_of(record, size)
+            refs = [digest for _, digest in record["blob_refs"]]
+            self._add(summary, refs, sorted(carried))
+            self._append_index(self._save_entry(summary, refs, sorted(carried)))
+        for cid in sorted(set(self._summaries) - on_disk):
+            self._forget(cid)
+        for path in self._blob_dir.glob("*.json"):
+            if _DIGEST.match(path.stem):
+                self._blob_home[path.stem] = ""
+
+    @staticmethod
+    def _save_entry(summary: CheckpointSummary, refs: list[str], carried: list[str]) -> dict[str, Any]:
+        fields = dict(summary.__dict__)
+        fields["pending_request_ids"] = list(summary.pending_request_ids)
+        fields["answered_request_ids"] = list(summary.answered_request_ids)
+        return {"op": "save", "summary": fields, "refs": refs, "carried": carried}
+
+    # ----------------------------------------------------------------------------------- files
+
+    def _read_file(self, path: Path) -> tuple[dict[str, Any], dict[str, Any], int]:
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raise CheckpointNotFoundError(f"no checkpoint with id {path.stem!r}") from None
+        data = codec.loads(raw)
+        if not isinstance(data, dict) or data.get("format") != FILE_FORMAT:
+            raise CheckpointDecodeError(f"{path.name} is not a checkpoint file")
+        record, blobs = data.get("record"), data.get("blobs")
+        if not isinstance(record, dict) or not isinstance(blobs, dict):
+            raise CheckpointDecodeError(f"{path.name} is malformed")
+        return record, blobs, len(raw)
+
+    def _blob(self, digest: str, carried: dict[str, Any]) -> Any:
+        if digest in carried:
+            return carried[digest]
+        if digest in self._parsed:
+            self._parsed.move_to_end(digest)
+            return self._parsed[digest]
+        home = self._blob_home.get(digest)
+        if home is None:
+            self._refresh()
+            home = self._blob_home.get(digest)
+        if home is None or not _DIGEST.match(digest):
+            raise CheckpointDecodeError(f"checkpoint blob {digest} is missing")
+        if home == "":
+            value = codec.loads((self._blob_dir / f"{digest}.json").read_bytes())
+        else:
+            _, blobs, _ = self._read_file(self._dir / f"{home}.json")
+            if digest not in blobs:
+                raise CheckpointDecodeError(f"checkpoint blob {digest} is missing from {home}")
+            value = blobs[digest]
+        self._parsed[digest] = value
+        if len(self._parsed) > 64:
+            self._parsed.popitem(last=False)
+        return value
+
+    # -------------------------------------------------------------------------------- protocol
+
+    async def save(self, checkpoint: WorkflowCheckpoint) -> str:
+        path = self._path(checkpoint.checkpoint_id)
+        if path is None:
+            raise CheckpointNotFoundError(f"invalid checkpoint id {checkpoint.checkpoint_id!r}")
+        piece = split(checkpoint, cache=self._cache, registry=self._registry)
+        with self._lock:
+            self._refresh()
+            carried = sorted({d for d in piece.refs if d not in self._blob_home})
+        parts = [f'{{"format":"{FILE_FORMAT}","record":', piece.record_text, ',"blobs":{']
+        parts.append(",".join(f'"{d}":{piece.blobs[d]}' for d in carried))
+        parts.append("}}")
+        data = "".join(parts).encode("utf-8")
+        await asyncio.to_thread(atomic_write, path, data)
+        summary = summary_of(piece.record, piece.size_bytes)
+        with self._lock:
+            self._add(summary, piece.refs, carried)
+            self._append_index(self._save_entry(summary, piece.refs, carried))
+            self.bytes_written += len(data)
+        return checkpoint.checkpoint_id
+
+    async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
+        path = self._path(checkpoint_id)
+        if path is None:
+            raise CheckpointNotFoundError(f"no checkpoint with id {checkpoint_id!r}")
+        record, carried, _ = self._read_file(path)
+        with self._lock:
+            return join(record, lambda d: self._blob(d, carried), registry=self._registry)
+
+    async def list_summaries(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> list[CheckpointSummary]:
+        """Summaries of matching checkpoints from the index, oldest first."""
+        with self._lock:
+            self._refresh()
+            found = [
+                s
+                for s in self._summaries.values()
+                if (workflow_name is None or s.workflow_name == workflow_name)
+                and (run_id is None or s.run_id == run_id)
+            ]
+        found.sort(key=lambda s: s.timestamp)
+        return found
+
+    async def list_checkpoint_ids(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> list[str]:
+        return [
+            s.checkpoint_id
+            for s in await self.list_summaries(workflow_name=workflow_name, run_id=run_id)
+        ]
+
+    async def list_checkpoints(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> list[WorkflowCheckpoint]:
+        out = []
+        for cid in await self.list_checkpoint_ids(workflow_name=workflow_name, run_id=run_id):
+            try:
+                out.append(await self.load(cid))
+            except CheckpointNotFoundError:
+                continue  # deleted by another process since the listing
+        return out
+
+    async def get_latest(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> WorkflowCheckpoint | None:
+        summaries = await self.list_summaries(workflow_name=workflow_name, run_id=run_id)
+        for summary in reversed(summaries):
+            try:
+                return await self.load(summary.checkpoint_id)
+            except CheckpointNotFoundError:
+                continue
+        return None
+
+    async def delete(self, checkpoint_id: str) -> bool:
+        path = self._path(checkpoint_id)
+        if path is None:
+            return False
+        with self._lock:
+            self._refresh()
+            if checkpoint_id not in self._summaries and not path.exists():
+                return False
+            rehomed = self._rehome_carried(checkpoint_id, path)
+            path.unlink(missing_ok=True)
+            _fsync_dir(self._dir)
+            self._append_index({"op": "delete", "id": checkpoint_id, "rehomed": rehomed})
+            for digest in rehomed:
+                self._blob_home[digest] = ""
+            self._forget(checkpoint_id)
+            self._collect_orphans()
+        return True
+
+    def _rehome_carried(self, checkpoint_id: str, path: Path) -> list[str]:
+        """Blobs this file carries that other checkpoints still use move to blobs/ first."""
+        own = self._refs.get(checkpoint_id, [])
+        needed = [
+            d
+            for d in self._carried.get(checkpoint_id, [])
+            if self._refcount.get(d, 0) - own.count(d) > 0
+        ]
+        if not needed:
+            return []
+        _, blobs, _ = self._read_file(path)
+        for digest in needed:
+            atomic_write(self._blob_dir / f"{digest}.json", codec.dumps(blobs[digest]).encode())
+        return needed
+
+    def _collect_orphans(self) -> None:
+        for digest, home in list(self._blob_home.items()):
+            if home == "" and self._refcount.get(digest, 0) == 0:
+                (self._blob_dir / f"{digest}.json").unlink(missing_ok=True)
+                del self._blob_home[digest]

@@ -1,0 +1,562 @@
+"""``Workflow``: runs a built graph superstep by superstep, checkpointing at every boundary.
+
+The loop only sequences: prepare (fresh input, or a restored checkpoint plus answers) → for each
+superstep: route, run handlers, commit, checkpoint → final status. The steps themselves live in
+``runtime.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+from .checkpoint import WorkflowCheckpoint, WorkflowMessage
+from .events import RequestInfoEvent, WorkflowEvent, WorkflowRunState, describe_type
+from .exceptions import (
+    CheckpointEncodeError,
+    ConcurrentRunError,
+    RequestAlreadyAnsweredError,
+    ResponseTypeError,
+    RunArgumentsError,
+    UnknownRequestError,
+    WorkflowConvergenceError,
+)
+from .graph import Graph
+from .result import WorkflowRunResult, WorkflowRunStream
+from .runtime import (
+    HandlerFailure,
+    RunRuntime,
+    SuperstepScope,
+    commit,
+    error_details,
+    route,
+    run_deliveries,
+)
+from .typecheck import coerce, is_instance_of
+
+if TYPE_CHECKING:
+    from .executor import Executor
+    from .storage.protocol import CheckpointStorage
+
+__all__ = ["Workflow"]
+
+
+class _Prepared:
+    """A run ready to go: its runtime, and the events to emit before the first superstep."""
+
+    def __init__(self, runtime: RunRuntime, prelude: list[WorkflowEvent]) -> None:
+        self.runtime = runtime
+        self.prelude = prelude
+
+
+class _LiveChannel:
+    """Passes handler events on while the handlers are still running (streaming runs)."""
+
+    def __init__(self) -> None:
+        self._pending: list[WorkflowEvent] = []
+        self._waiter: asyncio.Future[None] | None = None
+
+    def _wake(self, *_: Any) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def sink(self, event: WorkflowEvent) -> None:
+        self._pending.append(event)
+        self._wake()
+
+    async def run(
+        self, owner: WorkflowRunStream, work: Coroutine[Any, Any, None]
+    ) -> AsyncIterator[WorkflowEvent]:
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(work)
+        owner.live_task = task
+        task.add_done_callback(self._wake)
+        try:
+            while True:
+                while self._pending:
+                    yield self._pending.pop(0)
+                if task.done():
+                    break
+                self._waiter = loop.create_future()
+                await self._waiter
+            task.result()
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+            owner.live_task = None
+
+
+class Workflow:
+    """A validated graph that can be run, resumed and answered. Build it with ``WorkflowBuilder``.
+
+    One run at a time per instance. Between runs the instance keeps the current lineage in memory,
+    so ``run(responses=...)`` can answer requests of the previous run without a checkpoint.
+    """
+
+    def __init__(
+        self,
+        graph: Graph,
+        *,
+        name: str,
+        description: str | None,
+        max_iterations: int,
+        checkpoint_storage: CheckpointStorage | None,
+    ) -> None:
+        self._graph = graph
+        self.name = name
+        self.description = description
+        self.max_iterations = max_iterations
+        self.checkpoint_storage = checkpoint_storage
+        self._runtime: RunRuntime | None = None
+        self._status = WorkflowRunState.IDLE
+        self._active: WorkflowRunStream | None = None
+
+    # ------------------------------------------------------------------------------ properties
+
+    @property
+    def status(self) -> WorkflowRunState:
+        return self._status
+
+    @property
+    def graph_signature(self) -> dict[str, Any]:
+        return self._graph.signature
+
+    @property
+    def graph_signature_hash(self) -> str:
+        return self._graph.signature_hash
+
+    @property
+    def start_executor(self) -> Executor:
+        return self._graph.executors[self._graph.start_id]
+
+    @property
+    def executors(self) -> dict[str, Executor]:
+        return dict(self._graph.executors)
+
+    @property
+    def input_types(self) -> list[Any]:
+        return self.start_executor.input_types
+
+    @property
+    def run_id(self) -> str | None:
+        """The lineage the instance holds in memory (the last run's), if any."""
+        return self._runtime.run_id if self._runtime else None
+
+    @property
+    def pending_requests(self) -> dict[str, RequestInfoEvent]:
+        return dict(self._runtime.pending) if self._runtime else {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The topology as JSON-safe data (for pictures of the graph)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "start": self._graph.start_id,
+            "signature_hash": self.graph_signature_hash,
+            "executors": [
+                {
+                    "id": ex.id,
+                    "type": ex.type,
+                    "input_types": [describe_type(t) for t in ex.input_types],
+                    "output_types": [describe_type(t) for t in ex.output_types or []],
+                    "workflow_output_types": [describe_type(t) for t in ex.workflow_output_types],
+                }
+                for ex in self._graph.executors.values()
+            ],
+            "edge_groups": [g.signature() for g in self._graph.groups],
+        }
+
+    # ------------------------------------------------------------------------------------ run
+
+    @overload
+    def run(
+        self,
+        message: Any = None,
+        *,
+        stream: Literal[False] = False,
+        responses: Mapping[str, Any] | None = None,
+        checkpoint_id: str | None = None,
+        checkpoint_storage: CheckpointStorage | None = None,
+        run_id: str | None = None,
+    ) -> Awaitable[WorkflowRunResult]: ...
+
+    @overload
+    def run(
+        self,
+        message: Any = None,
+        *,
+        stream: Literal[True],
+        responses: Mapping[str, Any] | None = None,
+        checkpoint_id: str | None = None,
+        checkpoint_storage: CheckpointStorage | None = None,
+        run_id: str | None = None,
+    ) -> WorkflowRunStream: ...
+
+    def run(
+        self,
+        message: Any = None,
+        *,
+        stream: bool = False,
+        responses: Mapping[str, Any] | None = None,
+        checkpoint_id: str | None = None,
+        checkpoint_storage: CheckpointStorage | None = None,
+        run_id: str | None = None,
+    ) -> Awaitable[WorkflowRunResult] | WorkflowRunStream:
+        """Start a run, resume one from a checkpoint, or answer pending requests.
+
+        Args:
+            message: input for the start executor; starts a fresh run (a new ``run_id``).
+            stream: return a ``WorkflowRunStream`` of live events instead of a finished result.
+            responses: answers to pending requests, by request id. Alone, they answer this
+                instance's last run; with ``checkpoint_id``, the checkpoint's requests.
+            checkpoint_id: resume from this checkpoint (in any process).
+            checkpoint_storage: the storage for this run only (overrides the builder's).
+            run_id: the lineage id for a fresh run; with ``checkpoint_id``, a new id forks the
+                lineage (the original stays as it was).
+
+        Returns:
+            An awaitable ``WorkflowRunResult``, or a ``WorkflowRunStream`` when ``stream`` is true.
+
+        Raises:
+            RunArgumentsError: ``message`` together with ``checkpoint_id`` or ``responses``, or
+                nothing to do at all.
+            ConcurrentRunError: this instance is in the middle of another run.
+        """
+        if message is not None and checkpoint_id is not None:
+            raise RunArgumentsError(
+                "pass either a message (a fresh run) or a checkpoint_id (resume), not both: a "
+                "resumed run continues with the messages saved in its checkpoint"
+            )
+        if message is not None and responses is not None:
+            raise RunArgumentsError("responses answer an existing run; they cannot come with a new message")
+        if message is None and checkpoint_id is None and responses is None:
+            raise RunArgumentsError("run() needs a message, a checkpoint_id or responses")
+        if responses is not None and not isinstance(responses, Mapping):
+            raise RunArgumentsError("responses must be a mapping of request id to answer")
+        self._claim()
+        storage = checkpoint_storage if checkpoint_storage is not None else self.checkpoint_storage
+        holder: list[WorkflowRunStream] = []
+
+        def factory() -> AsyncIterator[WorkflowEvent]:
+            return self._events(
+                holder[0], message, checkpoint_id, responses, storage, run_id, live=stream
+            )
+
+        run_stream = WorkflowRunStream(factory)
+        holder.append(run_stream)
+        self._active = run_stream
+        if stream:
+            return run_stream
+        return run_stream.get_final_response()
+
+    def _claim(self) -> None:
+        active = self._active
+        if active is None or active.finished:
+            return
+        if active.busy:
+            raise ConcurrentRunError(
+                f"workflow {self.name!r} is running; wait for it to finish (one run per instance)"
+            )
+        # The caller walked away from an unfinished stream: it ends as cancelled.
+        try:
+            active.abandon()
+        except RuntimeError:  # no running loop: nothing was started, nothing to cancel
+            pass
+        self._status = WorkflowRunState.CANCELLED
+
+    # ---------------------------------------------------------------------------- the loop
+
+    async def _events(
+        self,
+        owner: WorkflowRunStream,
+        message: Any,
+        checkpoint_id: str | None,
+        responses: Mapping[str, Any] | None,
+        storage: CheckpointStorage | None,
+        run_id: str | None,
+        *,
+        live: bool,
+    ) -> AsyncIterator[WorkflowEvent]:
+        prepared = await self._prepare(message, checkpoint_id, responses, storage, run_id)
+        runtime = prepared.runtime
+        self._runtime = runtime
+        self._status = WorkflowRunState.IN_PROGRESS
+        try:
+            yield WorkflowEvent("started")
+            yield WorkflowEvent("status", state=WorkflowRunState.IN_PROGRESS)
+            for event in prepared.prelude:
+                yield event
+            if runtime.pending:
+                yield WorkflowEvent("status", state=WorkflowRunState.IN_PROGRESS_PENDING_REQUESTS)
+            while runtime.messages:
+                if runtime.iteration >= self.max_iterations:
+                    raise WorkflowConvergenceError(
+                        f"workflow {self.name!r} did not finish within max_iterations="
+                        f"{self.max_iterations} supersteps; messages are still queued"
+                    )
+                async for event in self._superstep(owner, runtime, storage, live):
+                    yield event
+            final = (
+                WorkflowRunState.IDLE_WITH_PENDING_REQUESTS
+                if runtime.pending
+                else WorkflowRunState.IDLE
+            )
+            self._status = final
+            yield WorkflowEvent("status", state=final)
+        except (GeneratorExit, asyncio.CancelledError):
+            if self._active is owner:
+                self._status = WorkflowRunState.CANCELLED
+            raise
+        except HandlerFailure as failure:
+            self._status = WorkflowRunState.FAILED
+            yield WorkflowEvent("failed", details=error_details(failure.error, failure.executor_id))
+            yield WorkflowEvent("status", state=WorkflowRunState.FAILED)
+            raise failure.error from None
+        except Exception as error:
+            self._status = WorkflowRunState.FAILED
+            yield WorkflowEvent("failed", details=error_details(error, None))
+            yield WorkflowEvent("status", state=WorkflowRunState.FAILED)
+            raise
+
+    async def _superstep(
+        self,
+        owner: WorkflowRunStream,
+        runtime: RunRuntime,
+        storage: CheckpointStorage | None,
+        live: bool,
+    ) -> AsyncIterator[WorkflowEvent]:
+        iteration = runtime.iteration + 1
+        yield WorkflowEvent("superstep_started", iteration=iteration)
+        plan = await route(self._graph, runtime.messages, runtime.buffers)
+        for text in plan.warnings:
+            yield WorkflowEvent("warning", data=text, iteration=iteration)
+        if live:
+            channel = _LiveChannel()
+            scope = SuperstepScope(self._graph, runtime, iteration, channel.sink, True)
+            async for event in channel.run(owner, run_deliveries(scope, plan.deliveries)):
+                yield event
+        else:
+            buffered: list[WorkflowEvent] = []
+            scope = SuperstepScope(self._graph, runtime, iteration, buffered.append, False)
+            try:
+                await run_deliveries(scope, plan.deliveries)
+            except HandlerFailure:
+                for event in buffered:  # executor_invoked / executor_failed before the failure
+                    yield event
+                raise
+            for event in buffered:
+                yield event
+        for text in commit(runtime, scope, plan, list(plan.deliveries)):
+            yield WorkflowEvent("warning", data=text, iteration=iteration)
+        checkpoint_id = await self._save(runtime, storage, "superstep")
+        yield WorkflowEvent("superstep_completed", iteration=iteration, checkpoint_id=checkpoint_id)
+
+    # ---------------------------------------------------------------------------- preparation
+
+    async def _prepare(
+        self,
+        message: Any,
+        checkpoint_id: str | None,
+        responses: Mapping[str, Any] | None,
+        storage: CheckpointStorage | None,
+        run_id: str | None,
+    ) -> _Prepared:
+        """Everything that can refuse a run happens here, before any event or state change."""
+        if checkpoint_id is not None:
+            runtime, restored = await self._load(checkpoint_id, storage, run_id)
+            answered = await self._accept(runtime, responses or {}, storage, restored.run_id)
+            await self._restore_executors(restored)
+            prelude = [ev for rid, ev in runtime.pending.items() if rid not in answered]
+            if answered or runtime.run_id != restored.run_id:
+                await self._save(runtime, storage, "responses" if answered else "fork")
+            return _Prepared(runtime, list(prelude))
+        if message is None:
+            runtime = self._runtime_copy_for_answers()
+            await self._accept(runtime, responses or {}, storage, runtime.run_id)
+            await self._save(runtime, storage, "responses")
+            return _Prepared(runtime, [])
+        start = self.start_executor
+        if not start.can_handle(message):
+            accepted = ", ".join(describe_type(t) or "?" for t in start.input_types)
+            raise RunArgumentsError(
+                f"start executor {start.id!r} cannot handle a {type(message).__name__} message "
+                f"(it accepts: {accepted})"
+            )
+        runtime = RunRuntime(run_id=run_id or uuid.uuid4().hex)
+        runtime.messages = [WorkflowMessage(message, f"internal:{start.id}", start.id)]
+        await self._save(runtime, storage, "entry")
+        return _Prepared(runtime, [])
+
+    def _runtime_copy_for_answers(self) -> RunRuntime:
+        current = self._runtime
+        if current is None or not current.pending:
+            raise UnknownRequestError(
+                "this workflow instance has no pending requests; to answer requests saved in a "
+                "checkpoint, pass checkpoint_id= as well"
+            )
+        return RunRuntime(
+            run_id=current.run_id,
+            iteration=current.iteration,
+            messages=list(current.messages),
+            state=current.state,
+            buffers=current.buffers,
+            pending=dict(current.pending),
+            answered=list(current.answered),
+            last_checkpoint_id=current.last_checkpoint_id,
+        )
+
+    async def _load(
+        self, checkpoint_id: str, storage: CheckpointStorage | None, run_id: str | None
+    ) -> tuple[RunRuntime, WorkflowCheckpoint]:
+        if storage is None:
+            raise RunArgumentsError(
+                "resuming from a checkpoint needs a checkpoint storage (on the builder or as "
+                "run(checkpoint_storage=...))"
+            )
+        checkpoint = await storage.load(checkpoint_id)
+        self._graph.check_signature(checkpoint.graph_signature_hash, checkpoint.graph_signature)
+        pending = {}
+        for rid, event in checkpoint.pending_request_info_events.items():
+            pending[rid] = self._with_response_type(event)
+        runtime = RunRuntime(
+            run_id=run_id or checkpoint.run_id,
+            iteration=checkpoint.iteration_count,
+            messages=list(checkpoint.messages),
+            state=dict(checkpoint.state),
+            buffers={k: {s: list(v) for s, v in slot.items()} for k, slot in checkpoint.edge_states.items()},
+            pending=pending,
+            answered=list(checkpoint.answered_request_ids),
+            last_checkpoint_id=checkpoint.checkpoint_id,
+        )
+        return runtime, checkpoint
+
+    def _with_response_type(self, event: RequestInfoEvent) -> RequestInfoEvent:
+        if isinstance(event.response_type, str) or event.response_type is None:
+            executor = self._graph.executors.get(event.source_executor_id)
+            declared = executor.response_type_for(event.data) if executor else None
+            return RequestInfoEvent(
+                "request_info",
+                data=event.data,
+                executor_id=event.executor_id,
+                request_id=event.request_id,
+                source_executor_id=event.source_executor_id,
+                request_type=event.request_type,
+                response_type=declared,
+                created_at=event.created_at,
+            )
+        return event
+
+    async def _restore_executors(self, checkpoint: WorkflowCheckpoint) -> None:
+        unknown = sorted(set(checkpoint.executor_states) - set(self._graph.executors))
+        if unknown:  # the signature check makes this unreachable unless a storage was edited
+            raise RunArgumentsError(f"checkpoint holds state for unknown executors {unknown}")
+        for executor_id, executor in self._graph.executors.items():
+            await executor.on_checkpoint_restore(dict(checkpoint.executor_states.get(executor_id, {})))
+
+    async def _accept(
+        self,
+        runtime: RunRuntime,
+        responses: Mapping[str, Any],
+        storage: CheckpointStorage | None,
+        lineage: str,
+    ) -> set[str]:
+        """Validate every answer first, then queue them all; a bad answer changes nothing."""
+        accepted: list[tuple[RequestInfoEvent, Any]] = []
+        for request_id, value in responses.items():
+            if request_id in runtime.answered:
+                raise RequestAlreadyAnsweredError(f"request {request_id!r} was already answered")
+            event = runtime.pending.get(request_id)
+            if event is None:
+                pending = sorted(runtime.pending) or "none"
+                raise UnknownRequestError(
+                    f"no pending request has id {request_id!r} (pending: {pending})"
+                )
+            accepted.append((event, self._check_answer(event, value)))
+        if accepted and runtime.run_id == lineage:
+            await self._refuse_answered_elsewhere(storage, lineage, [e.request_id for e, _ in accepted])
+        for event, value in accepted:
+            runtime.pending.pop(event.request_id)
+            runtime.answered.append(event.request_id)
+            runtime.messages.append(
+                WorkflowMessage(
+                    value,
+                    f"internal:{event.source_executor_id}",
+                    event.source_executor_id,
+                    kind="response",
+                    request=event,
+                )
+            )
+        return {event.request_id for event, _ in accepted}
+
+    def _check_answer(self, event: RequestInfoEvent, value: Any) -> Any:
+        expected = event.response_type
+        converted = coerce(value, expected) if expected is not None else value
+        if expected is not None and not is_instance_of(converted, expected):
+            raise ResponseTypeError(
+                f"request {event.request_id!r} expects a {describe_type(expected)} answer, got "
+                f"{type(value).__name__}: {value!r:.200}"
+            )
+        executor = self._graph.executors[event.source_executor_id]
+        if executor.find_response_handler(event.data, converted) is None:
+            raise ResponseTypeError(
+                f"executor {executor.id!r} has no response handler for a "
+                f"{type(converted).__name__} answer to request {event.request_id!r}"
+            )
+        return converted
+
+    async def _refuse_answered_elsewhere(
+        self, storage: CheckpointStorage | None, run_id: str, request_ids: list[str]
+    ) -> None:
+        """Another process may have answered from the same pause checkpoint already."""
+        summaries = getattr(storage, "list_summaries", None)
+        if summaries is None:
+            return
+        for summary in await summaries(run_id=run_id):
+            twice = set(request_ids) & set(summary.answered_request_ids)
+            if twice:
+                raise RequestAlreadyAnsweredError(
+                    f"request {sorted(twice)[0]!r} was already answered in this run (checkpoint "
+                    f"{summary.checkpoint_id}); resume with a new run_id to answer it differently"
+                )
+
+    # ------------------------------------------------------------------------------ checkpoints
+
+    async def _save(
+        self, runtime: RunRuntime, storage: CheckpointStorage | None, kind: str
+    ) -> str | None:
+        if storage is None:
+            return None
+        checkpoint = WorkflowCheckpoint(
+            workflow_name=self.name,
+            graph_signature_hash=self._graph.signature_hash,
+            run_id=runtime.run_id,
+            previous_checkpoint_id=runtime.last_checkpoint_id,
+            iteration_count=runtime.iteration,
+            messages=list(runtime.messages),
+            state=dict(runtime.state),
+            executor_states=await self._executor_states(),
+            edge_states={k: {s: list(v) for s, v in slot.items()} for k, slot in runtime.buffers.items()},
+            pending_request_info_events=dict(runtime.pending),
+            answered_request_ids=list(runtime.answered),
+            graph_signature=self._graph.signature,
+            metadata={"kind": kind},
+        )
+        await storage.save(checkpoint)
+        runtime.last_checkpoint_id = checkpoint.checkpoint_id
+        return checkpoint.checkpoint_id
+
+    async def _executor_states(self) -> dict[str, dict[str, Any]]:
+        states: dict[str, dict[str, Any]] = {}
+        for executor_id, executor in self._graph.executors.items():
+            state = await executor.on_checkpoint_save()
+            if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
+                raise CheckpointEncodeError(
+                    f"executor {executor_id!r}: on_checkpoint_save() must return a dict with string "
+                    f"keys, not {type(state).__name__}"
+                )
+            if state:
+                states[executor_id] = state
+        return states
