@@ -83,7 +83,28 @@ def _encode(value: Any, registry: TypeRegistry) -> Any:
     return _encode_object(value, registry)
 
 
+_PLAIN_TYPES = frozenset({str, int, bool, type(None)})
+_STR_ONLY = {str}
+
+
+def _all_plain(values: Any) -> bool:
+    """True when every value is a JSON scalar that encodes as itself. Checked with C-level
+    builtins (map/set/join) because large flat lists and records dominate real states."""
+    kinds = set(map(type, values))
+    if kinds == _STR_ONLY:
+        return "\x00" not in "".join(values)
+    if kinds <= _PLAIN_TYPES:
+        return str not in kinds or "\x00" not in "".join(v for v in values if type(v) is str)
+    if float in kinds and kinds <= _PLAIN_TYPES | {float}:
+        return all(map(math.isfinite, (v for v in values if type(v) is float))) and (
+            str not in kinds or "\x00" not in "".join(v for v in values if type(v) is str)
+        )
+    return False
+
+
 def _encode_items(items: Any, registry: TypeRegistry) -> list[Any]:
+    if type(items) is list and _all_plain(items):
+        return list(items)
     out = []
     for index, item in enumerate(items):
         try:
@@ -95,8 +116,10 @@ def _encode_items(items: Any, registry: TypeRegistry) -> list[Any]:
 
 
 def _encode_dict(value: dict[Any, Any], registry: TypeRegistry) -> Any:
-    plain = TAG not in value and all(type(k) is str and "\x00" not in k for k in value)
+    plain = TAG not in value and set(map(type, value)) <= {str} and "\x00" not in "".join(value)
     if plain:
+        if _all_plain(value.values()):
+            return dict(value)
         out = {}
         for key, item in value.items():
             try:

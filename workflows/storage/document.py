@@ -40,14 +40,16 @@ class SplitCheckpoint:
 
 
 class PartCache:
-    """Remembers the last text and digest per (run, part) so an unchanged part is not hashed
-    again. Bounded: the least recently used runs are forgotten."""
+    """Remembers the last encoded value, text and digest per (run, part), so a part that did
+    not change is neither serialized nor hashed again (comparing encoded values is far cheaper).
+    Encoded values are fresh containers of immutable scalars, so keeping them is safe.
+    Bounded: the least recently used runs are forgotten."""
 
     def __init__(self, max_runs: int = 256) -> None:
-        self._runs: OrderedDict[str, dict[Path, tuple[str, str]]] = OrderedDict()
+        self._runs: OrderedDict[str, dict[Path, tuple[Any, str, str]]] = OrderedDict()
         self._max = max_runs
 
-    def for_run(self, run_id: str) -> dict[Path, tuple[str, str]]:
+    def for_run(self, run_id: str) -> dict[Path, tuple[Any, str, str]]:
         parts = self._runs.get(run_id)
         if parts is None:
             parts = self._runs[run_id] = {}
@@ -85,16 +87,15 @@ def split(
     blobs: dict[str, str] = {}
     size = 0
     for path, value in list(_parts(doc)):
-        text = codec.dumps(value)
-        if len(text) < INLINE_LIMIT:
-            continue
-        codec.check_text(text, _describe(path))
         previous = known.get(path)
-        if previous is not None and previous[0] == text:
-            digest = previous[1]
+        if previous is not None and previous[0] == value:
+            _, text, digest = previous
         else:
-            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-            known[path] = (text, digest)
+            text = codec.dumps(value)
+            if len(text) < INLINE_LIMIT:
+                continue
+            digest = hashlib.sha256(codec.check_text(text, _describe(path))).hexdigest()
+            known[path] = (value, text, digest)
         blobs[digest] = text
         refs.append([list(path), digest])
         size += len(text)
