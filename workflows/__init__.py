@@ -5,8 +5,8 @@ Pure Python and asyncio; nothing here imports Django.
 """
 
 from .builder import WorkflowBuilder
-from .checkpoint import WorkflowCheckpoint, WorkflowMessage
-from .codec import decode, encode
+from .checkpoint import WorkflowCheckpoint, WorkflowMessage, resolve_type_name
+from .codec import decode, dumps, encode, loads
 from .context import WorkflowContext
 from .edges import Case, Default
 from .events import ErrorDetails, RequestInfoEvent, WorkflowEvent, WorkflowRunState
@@ -37,6 +37,13 @@ from .storage import (
     FileCheckpointStorage,
     InMemoryCheckpointStorage,
 )
+from .storage.document import (
+    PartCache,
+    SplitCheckpoint,
+    join_checkpoint,
+    split_checkpoint,
+    summarize_record,
+)
 from .workflow import Workflow
 
 __all__ = [
@@ -55,12 +62,14 @@ __all__ = [
     "FunctionExecutor",
     "GraphMismatchError",
     "InMemoryCheckpointStorage",
+    "PartCache",
     "PruneReport",
     "RequestAlreadyAnsweredError",
     "RequestError",
     "RequestInfoEvent",
     "ResponseTypeError",
     "RunArgumentsError",
+    "SplitCheckpoint",
     "TypeRegistry",
     "UnknownRequestError",
     "Workflow",
@@ -77,10 +86,16 @@ __all__ = [
     "WorkflowRunStream",
     "WorkflowValidationError",
     "decode",
+    "dumps",
     "encode",
     "executor",
     "handler",
+    "join_checkpoint",
+    "loads",
     "prune",
     "register_type",
+    "resolve_type_name",
     "response_handler",
+    "split_checkpoint",
+    "summarize_record",
 ]

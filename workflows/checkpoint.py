@@ -13,7 +13,7 @@ from .events import RequestInfoEvent, describe_type
 from .exceptions import CheckpointDecodeError
 from .registry import TypeRegistry, default_registry
 
-__all__ = ["CHECKPOINT_FORMAT_VERSION", "WorkflowCheckpoint", "WorkflowMessage"]
+__all__ = ["CHECKPOINT_FORMAT_VERSION", "WorkflowCheckpoint", "WorkflowMessage", "resolve_type_name"]
 
 CHECKPOINT_FORMAT_VERSION = "1"
 
@@ -37,7 +37,9 @@ def now_timestamp() -> str:
     return now.isoformat()
 
 
-def resolve_type_name(name: str | None, registry: TypeRegistry) -> Any:
+def resolve_type_name(name: str | None, registry: TypeRegistry = default_registry) -> Any:
+    """The type a checkpoint names (``describe_type``'s inverse): a builtin or a registered
+    class; None when it is neither."""
     if name is None:
         return None
     return _BUILTIN_TYPES.get(name) or registry.resolve(name)

@@ -20,7 +20,7 @@ from ..exceptions import CheckpointDecodeError
 from ..registry import TypeRegistry, default_registry
 from .protocol import CheckpointSummary
 
-__all__ = ["INLINE_LIMIT", "PartCache", "SplitCheckpoint", "join", "split", "summary_of"]
+__all__ = ["INLINE_LIMIT", "PartCache", "SplitCheckpoint", "join_checkpoint", "split_checkpoint", "summarize_record"]
 
 # Values shorter than this stay inside the record: a blob costs a lookup on every load.
 INLINE_LIMIT = 512
@@ -70,7 +70,7 @@ def _parts(doc: dict[str, Any]) -> Iterator[tuple[Path, Any]]:
         yield (name,), doc[name]
 
 
-def split(
+def split_checkpoint(
     checkpoint: WorkflowCheckpoint,
     *,
     cache: PartCache | None = None,
@@ -107,7 +107,7 @@ def split(
     return SplitCheckpoint(doc, record_text, blobs, size + len(record_text))
 
 
-def join(
+def join_checkpoint(
     record: dict[str, Any],
     blob: Callable[[str], Any],
     *,
@@ -133,7 +133,7 @@ def join(
     return WorkflowCheckpoint.from_dict(doc, registry=registry)
 
 
-def summary_of(record: dict[str, Any], size_bytes: int) -> CheckpointSummary:
+def summarize_record(record: dict[str, Any], size_bytes: int) -> CheckpointSummary:
     metadata = record.get("metadata") or {}
     return CheckpointSummary(
         checkpoint_id=record["checkpoint_id"],

@@ -28,7 +28,7 @@ from .. import codec
 from ..checkpoint import WorkflowCheckpoint
 from ..exceptions import CheckpointDecodeError, CheckpointNotFoundError
 from ..registry import TypeRegistry, default_registry
-from .document import PartCache, join, split, summary_of
+from .document import PartCache, join_checkpoint, split_checkpoint, summarize_record
 from .protocol import CheckpointSummary
 
 __all__ = ["FileCheckpointStorage", "atomic_write"]
@@ -182,7 +182,7 @@ class FileCheckpointStorage:
                 record, carried, size = self._read_file(self._dir / f"{cid}.json")
             except CheckpointDecodeError:
                 continue
-            summary = summary_of(record, size)
+            summary = summarize_record(record, size)
             refs = [digest for _, digest in record["blob_refs"]]
             self._add(summary, refs, sorted(carried))
             self._append_index(self._save_entry(summary, refs, sorted(carried)))
@@ -244,7 +244,7 @@ class FileCheckpointStorage:
         path = self._path(checkpoint.checkpoint_id)
         if path is None:
             raise CheckpointNotFoundError(f"invalid checkpoint id {checkpoint.checkpoint_id!r}")
-        piece = split(checkpoint, cache=self._cache, registry=self._registry)
+        piece = split_checkpoint(checkpoint, cache=self._cache, registry=self._registry)
         with self._lock:
             self._refresh()
             carried = sorted({d for d in piece.refs if d not in self._blob_home})
@@ -253,7 +253,7 @@ class FileCheckpointStorage:
         parts.append("}}")
         data = "".join(parts).encode("utf-8")
         await asyncio.to_thread(atomic_write, path, data)
-        summary = summary_of(piece.record, piece.size_bytes)
+        summary = summarize_record(piece.record, piece.size_bytes)
         with self._lock:
             self._add(summary, piece.refs, carried)
             self._append_index(self._save_entry(summary, piece.refs, carried))
@@ -266,7 +266,7 @@ class FileCheckpointStorage:
             raise CheckpointNotFoundError(f"no checkpoint with id {checkpoint_id!r}")
         record, carried, _ = self._read_file(path)
         with self._lock:
-            return join(record, lambda d: self._blob(d, carried), registry=self._registry)
+            return join_checkpoint(record, lambda d: self._blob(d, carried), registry=self._registry)
 
     async def list_summaries(
         self, *, workflow_name: str | None = None, run_id: str | None = None

@@ -12,7 +12,7 @@ from .. import codec
 from ..checkpoint import WorkflowCheckpoint
 from ..exceptions import CheckpointDecodeError, CheckpointNotFoundError
 from ..registry import TypeRegistry, default_registry
-from .document import PartCache, join, split, summary_of
+from .document import PartCache, join_checkpoint, split_checkpoint, summarize_record
 from .protocol import CheckpointSummary
 
 __all__ = ["InMemoryCheckpointStorage"]
@@ -31,7 +31,7 @@ class InMemoryCheckpointStorage:
         self.bytes_written = 0
 
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
-        piece = split(checkpoint, cache=self._cache, registry=self._registry)
+        piece = split_checkpoint(checkpoint, cache=self._cache, registry=self._registry)
         async with self._lock:
             if checkpoint.checkpoint_id in self._records:
                 self._drop(checkpoint.checkpoint_id)
@@ -41,7 +41,7 @@ class InMemoryCheckpointStorage:
                     self._blob_text[digest] = piece.blobs[digest]
                     written += len(piece.blobs[digest])
                 self._blob_refs[digest] = self._blob_refs.get(digest, 0) + 1
-            summary = summary_of(piece.record, piece.size_bytes)
+            summary = summarize_record(piece.record, piece.size_bytes)
             self._records[checkpoint.checkpoint_id] = (piece.record_text, summary, piece.refs)
             self.bytes_written += written
         return checkpoint.checkpoint_id
@@ -51,7 +51,7 @@ class InMemoryCheckpointStorage:
         if entry is None:
             raise CheckpointNotFoundError(f"no checkpoint with id {checkpoint_id!r}")
         record = codec.loads(entry[0])
-        return join(record, self._blob, registry=self._registry)
+        return join_checkpoint(record, self._blob, registry=self._registry)
 
     def _blob(self, digest: str) -> object:
         text = self._blob_text.get(digest)
