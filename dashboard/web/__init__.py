@@ -1,0 +1,1 @@
+"""Presentation helpers for the dashboard: graph layout, JSON diff, CSP, context processors."""

@@ -1,0 +1,759 @@
+/*
+ * Superstep dashboard behaviour: plain ES2020, no modules, no dependencies beyond htmx.
+ *
+ * Everything here must run under a strict Content-Security-Policy (script-src 'self' + nonce,
+ * no 'unsafe-eval', no inline styles), so: no eval or Function(), no inline event handlers,
+ * no style="" strings, and data from the server goes into the page through textContent and
+ * createElement only. The one exception is HTML that Django rendered and auto-escaped, which
+ * the websocket helper hands to htmx.swap() exactly as an htmx response would be.
+ *
+ * Hooks (all opt-in through data attributes, and re-scanned whenever htmx loads new content):
+ *   meta[name=csrf-token]            CSRF header on every htmx request
+ *   form[data-confirm="#dialog-id"]  submit only after the <dialog> is confirmed
+ *   time[data-relative]              "3 min ago", refreshed every 30 s
+ *   [data-duration-since]            live "4 min 12 s" ([data-duration-until] freezes it)
+ *   [data-json-tree="script-id"]     collapsible tree from a json_script block
+ *   [data-json-expand|collapse=id]   expand-all / collapse-all for that tree
+ *   textarea[data-json-validate]     JSON syntax check as you type
+ *   button[data-json-format=id]      pretty-print that textarea
+ *   [data-ws-url]                    live updates over a websocket (see "Live updates")
+ *   [data-dismiss]                   close the enclosing toast
+ */
+(function () {
+  "use strict";
+
+  var htmx = window.htmx;
+
+  // ---------------------------------------------------------------------------------------------
+  // htmx configuration
+  // ---------------------------------------------------------------------------------------------
+  // This file is deferred right after htmx, so it runs before htmx initialises the document on
+  // DOMContentLoaded; settings that matter at start-up (indicator styles) take effect.
+  if (htmx) {
+    // hx-on and "js:" values need eval; the CSP forbids it, and nothing of ours uses them.
+    htmx.config.allowEval = false;
+    // Never let an attribute (or injected markup) send a request, and the CSRF token, elsewhere.
+    htmx.config.selfRequestsOnly = true;
+    // htmx would inject an inline <style>, which style-src 'self' blocks; app.css has the rules.
+    htmx.config.includeIndicatorStyles = false;
+    // Live pages go stale within seconds, so a snapshot restored on "back" would show old
+    // statuses; reload from the server instead, which also keeps run data out of sessionStorage.
+    htmx.config.historyCacheSize = 0;
+    htmx.config.refreshOnHistoryMiss = true;
+    // Views answer 422 with the form re-rendered with its errors, and 409 with "already decided
+    // by …" for a stale action; both are content for the operator, so swap them like a 200.
+    htmx.config.responseHandling = [
+      { code: "204", swap: false },
+      { code: "422", swap: true, error: false },
+      { code: "409", swap: true, error: false },
+      { code: "[23]..", swap: true },
+      { code: "[45]..", swap: false, error: true },
+    ];
+    // allowScriptTags stays on: with it off htmx strips every <script> from swapped HTML,
+    // json_script data blocks included. An executable one could only come from our own
+    // templates, and it would carry no nonce, so the CSP would block it anyway.
+  }
+
+  function csrfToken() {
+    var meta = document.querySelector('meta[name="csrf-token"]');
+    return meta ? meta.getAttribute("content") : "";
+  }
+
+  // The token comes from the page's <meta>, not from hx-headers: template data never goes into
+  // hx-* attributes, and this listener covers every request, however it was triggered.
+  document.addEventListener("htmx:configRequest", function (event) {
+    var token = csrfToken();
+    if (token) event.detail.headers["X-CSRFToken"] = token;
+  });
+
+  // Tell the operator when a request failed instead of leaving the button looking dead.
+  document.addEventListener("htmx:responseError", function (event) {
+    var xhr = event.detail.xhr;
+    var status = xhr ? xhr.status : 0;
+    var text = status === 403 ? "Not allowed, or your session expired. Reload the page and sign in again."
+      : status === 404 ? "That item no longer exists."
+      : "The server could not complete the request (" + status + ").";
+    toast(text, "error");
+  });
+  document.addEventListener("htmx:sendError", function () {
+    toast("Could not reach the server. Check your connection and try again.", "error");
+  });
+
+  // ---------------------------------------------------------------------------------------------
+  // Toasts
+  // ---------------------------------------------------------------------------------------------
+  var TOAST_LIFETIME_MS = 6000;
+
+  function toast(text, level) {
+    var region = document.getElementById("toasts");
+    if (!region) return;
+    var box = el("div", "toast toast-" + (level || "info"));
+    if (level === "error") box.setAttribute("role", "alert");
+    box.appendChild(el("p", "toast-text", text));
+    var close = el("button", "toast-close", "×");
+    close.type = "button";
+    close.setAttribute("data-dismiss", "");
+    close.setAttribute("aria-label", "Dismiss");
+    box.appendChild(close);
+    region.appendChild(box);
+    // Errors stay until dismissed: an operator who looked away must still see them.
+    if (level !== "error") setTimeout(function () { box.remove(); }, TOAST_LIFETIME_MS);
+  }
+
+  document.addEventListener("click", function (event) {
+    var dismiss = event.target.closest("[data-dismiss]");
+    if (dismiss) {
+      var box = dismiss.closest(".toast, .alert");
+      if (box) box.remove();
+    }
+  });
+
+  // The account menu is a <details>; close it on an outside click or Escape like a real menu.
+  document.addEventListener("click", function (event) {
+    document.querySelectorAll("details.user-menu[open]").forEach(function (menu) {
+      if (!menu.contains(event.target)) menu.open = false;
+    });
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") return;
+    document.querySelectorAll("details.user-menu[open]").forEach(function (menu) {
+      menu.open = false;
+      var summary = menu.querySelector("summary");
+      if (summary) summary.focus();
+    });
+  });
+
+  // ---------------------------------------------------------------------------------------------
+  // Confirmation dialogs
+  // ---------------------------------------------------------------------------------------------
+  // Forms already confirmed once, so their re-submission passes straight through.
+  var confirmedForms = new WeakSet();
+
+  // Capture phase on the document: we see the submit before htmx's listener on the form, and
+  // stopping it here keeps htmx from sending anything until the operator has confirmed.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!(form instanceof HTMLFormElement) || !form.hasAttribute("data-confirm")) return;
+    if (confirmedForms.has(form)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    var dialog = byIdSelector(form.getAttribute("data-confirm"));
+    if (!(dialog instanceof HTMLDialogElement)) {
+      // A missing dialog is a template bug; refusing is safer than acting unconfirmed.
+      toast("This action needs a confirmation that could not be shown. Reload the page.", "error");
+      return;
+    }
+    openConfirm(dialog, form, event.submitter || null);
+  }, true);
+
+  function openConfirm(dialog, form, submitter) {
+    var inner = dialog.querySelector('form[method="dialog"]');
+    dialog.returnValue = "";
+
+    function validate(event) {
+      // Fields typed in the dialog (a reason) belong to the action form through form="…", so
+      // the dialog's own form would not check them; do it here while they are still visible.
+      // A reason marked data-required (not "required": the browser would check that when the
+      // form is first submitted, with the dialog still closed) must be filled in.
+      if (!event.submitter || event.submitter.value !== "confirm") return;
+      var fields = dialog.querySelectorAll("input, textarea, select");
+      for (var i = 0; i < fields.length; i++) {
+        var field = fields[i];
+        if (field.form !== form) continue;
+        var missing = field.hasAttribute("data-required") && field.value.trim() === "";
+        field.setCustomValidity(missing ? "Please fill in this field." : "");
+        if (!field.checkValidity()) {
+          event.preventDefault();
+          field.reportValidity();
+          return;
+        }
+      }
+    }
+
+    function onClose() {
+      dialog.removeEventListener("close", onClose);
+      if (inner) inner.removeEventListener("submit", validate);
+      if (dialog.returnValue !== "confirm") return;
+      // requestSubmit keeps the clicked button's name/value and fires submit again, so htmx
+      // (for hx-post forms) or the browser (plain forms) handles it as usual. It dispatches
+      // synchronously, so the pass is good for this one submission only, even when the
+      // browser's own validation stops it.
+      confirmedForms.add(form);
+      try {
+        if (submitter && submitter.form === form) form.requestSubmit(submitter);
+        else form.requestSubmit();
+      } finally {
+        confirmedForms.delete(form);
+      }
+    }
+
+    if (inner) inner.addEventListener("submit", validate);
+    dialog.addEventListener("close", onClose);
+    dialog.showModal();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Relative times and live durations
+  // ---------------------------------------------------------------------------------------------
+  // Django's "c" format has microseconds; not every engine parses more than milliseconds.
+  function parseTime(text) {
+    if (!text) return null;
+    var ms = Date.parse(text.replace(/(\.\d{3})\d+/, "$1"));
+    return isNaN(ms) ? null : ms;
+  }
+
+  function relativeText(ms, now) {
+    var seconds = Math.round((now - ms) / 1000);
+    var future = seconds < 0;
+    var s = Math.abs(seconds);
+    var text;
+    if (s < 5) return "just now";
+    if (s < 60) text = s + " s";
+    else if (s < 3600) text = Math.floor(s / 60) + " min";
+    else if (s < 86400) text = Math.floor(s / 3600) + " h";
+    else text = Math.floor(s / 86400) + " d";
+    return future ? "in " + text : text + " ago";
+  }
+
+  function durationText(totalMs) {
+    var s = Math.max(0, Math.floor(totalMs / 1000));
+    var d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600);
+    var m = Math.floor((s % 3600) / 60), sec = s % 60;
+    if (d) return d + " d " + h + " h";
+    if (h) return h + " h " + pad(m) + " min";
+    if (m) return m + " min " + pad(sec) + " s";
+    return sec + " s";
+  }
+
+  function pad(n) { return n < 10 ? "0" + n : String(n); }
+
+  var absoluteFormat = new Intl.DateTimeFormat(undefined, {
+    year: "numeric", month: "short", day: "numeric",
+    hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short",
+  });
+
+  function refreshRelative(root) {
+    var now = Date.now();
+    matchAll(root, "time[data-relative]").forEach(function (node) {
+      var ms = parseTime(node.getAttribute("datetime"));
+      if (ms === null) return;
+      node.textContent = relativeText(ms, now);
+      node.title = absoluteFormat.format(new Date(ms));
+    });
+  }
+
+  function refreshDurations(root) {
+    var now = Date.now();
+    matchAll(root, "[data-duration-since]").forEach(function (node) {
+      var since = parseTime(node.getAttribute("data-duration-since"));
+      if (since === null) return;
+      var until = parseTime(node.getAttribute("data-duration-until"));
+      node.textContent = durationText((until === null ? now : until) - since);
+    });
+  }
+
+  var tick = 0;
+  setInterval(function () {
+    // A hidden tab needs no ticking; "visibilitychange" below catches up when it returns.
+    if (document.hidden) return;
+    tick += 1;
+    refreshDurations(document);
+    if (tick % 30 === 0) refreshRelative(document);
+  }, 1000);
+  document.addEventListener("visibilitychange", function () {
+    if (!document.hidden) { refreshRelative(document); refreshDurations(document); }
+  });
+
+  // ---------------------------------------------------------------------------------------------
+  // JSON trees
+  // ---------------------------------------------------------------------------------------------
+  var JSON_STRING_PREVIEW = 400;   // longer strings get a "show all" toggle
+  var JSON_EXPAND_LIMIT = 5000;    // nodes opened by "Expand all", so a huge state cannot hang the tab
+  var IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+  var fillers = new WeakMap();   // <details> -> builds its children once, on first open
+  var renderedTrees = new WeakSet();
+
+  // Same notation as dashboard/web/jsondiff.py, so a copied path finds its row in a diff.
+  function childPath(parent, key, isIndex) {
+    if (isIndex) return parent + "[" + key + "]";
+    return IDENTIFIER.test(key) ? parent + "." + key : parent + "[" + JSON.stringify(key) + "]";
+  }
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function keyButton(label, path) {
+    var button = el("button", "json-key", label);
+    button.type = "button";
+    button.setAttribute("data-json-path", path);
+    button.title = "Copy path " + path;
+    return button;
+  }
+
+  function typeOf(value) {
+    if (value === null) return "null";
+    if (Array.isArray(value)) return "array";
+    return typeof value;
+  }
+
+  function scalarNode(value) {
+    var type = typeOf(value);
+    if (type !== "string") return el("span", "json-value json-" + type, String(value));
+    var text = JSON.stringify(value);
+    var span = el("span", "json-value json-string");
+    if (text.length <= JSON_STRING_PREVIEW) {
+      span.textContent = text;
+      return span;
+    }
+    span.textContent = text.slice(0, JSON_STRING_PREVIEW) + "…";
+    var more = el("button", "json-more", "show all " + value.length + " chars");
+    more.type = "button";
+    more.addEventListener("click", function () {
+      span.textContent = text;
+      more.remove();
+    });
+    var wrap = el("span");
+    wrap.append(span, " ", more);
+    return wrap;
+  }
+
+  function summaryText(value) {
+    return Array.isArray(value) ? "[" + value.length + "]" : "{" + Object.keys(value).length + "}";
+  }
+
+  function buildNode(label, value, path, depth, openDepth) {
+    var type = typeOf(value);
+    var isContainer = type === "object" || type === "array";
+    var empty = isContainer && (type === "array" ? value.length === 0 : Object.keys(value).length === 0);
+    if (!isContainer || empty) {
+      var leaf = el("div", "json-leaf");
+      leaf.setAttribute("data-path", path);
+      leaf.append(keyButton(label, path), el("span", "json-colon", ": "),
+        empty ? el("span", "json-value json-empty", type === "array" ? "[]" : "{}") : scalarNode(value));
+      return leaf;
+    }
+    var details = el("details", "json-node");
+    details.setAttribute("data-path", path);
+    var summary = el("summary");
+    summary.append(keyButton(label, path), el("span", "json-meta", " " + summaryText(value)));
+    details.appendChild(summary);
+    // Children are built on first open: a checkpoint can hold thousands of items, and most
+    // operators look at a handful of them.
+    var filled = false;
+    var fill = function () {
+      if (filled) return;
+      filled = true;
+      var children = el("div", "json-children");
+      if (Array.isArray(value)) {
+        value.forEach(function (item, i) {
+          children.appendChild(buildNode(String(i), item, childPath(path, i, true), depth + 1, openDepth));
+        });
+      } else {
+        Object.keys(value).forEach(function (key) {
+          children.appendChild(buildNode(key, value[key], childPath(path, key, false), depth + 1, openDepth));
+        });
+      }
+      details.appendChild(children);
+    };
+    fillers.set(details, fill);
+    details.addEventListener("toggle", function () { if (details.open) fill(); });
+    if (depth < openDepth) {
+      fill();
+      details.open = true;
+    }
+    return details;
+  }
+
+  function renderJsonTree(container) {
+    if (renderedTrees.has(container)) return;
+    renderedTrees.add(container);
+    var source = document.getElementById(container.getAttribute("data-json-tree"));
+    container.replaceChildren();
+    if (!source) {
+      container.appendChild(el("p", "muted", "No data."));
+      return;
+    }
+    var value;
+    try {
+      value = JSON.parse(source.textContent);
+    } catch (error) {
+      container.appendChild(el("p", "field-error-text", "This value is not valid JSON and cannot be shown as a tree."));
+      return;
+    }
+    var depth = parseInt(container.getAttribute("data-expand-depth") || "1", 10);
+    container.appendChild(buildNode("$", value, "$", 0, isNaN(depth) ? 1 : depth));
+  }
+
+  function setTreeOpen(id, open) {
+    var container = document.querySelector('[data-json-tree="' + cssEscape(id) + '"]');
+    if (!container) return;
+    if (!open) {
+      container.querySelectorAll("details.json-node").forEach(function (d) { d.open = false; });
+      var root = container.querySelector("details.json-node");
+      if (root) root.open = true;
+      return;
+    }
+    // Breadth-first, filling as we go, with a cap: "Expand all" on 100k items must not freeze.
+    var queue = Array.prototype.slice.call(container.querySelectorAll(":scope > details.json-node"));
+    var opened = 0;
+    while (queue.length && opened < JSON_EXPAND_LIMIT) {
+      var node = queue.shift();
+      var fill = fillers.get(node);
+      if (fill) fill();
+      node.open = true;
+      opened += 1;
+      var kids = node.querySelector(":scope > .json-children");
+      if (kids) queue.push.apply(queue, kids.querySelectorAll(":scope > details.json-node"));
+    }
+    if (queue.length) toast("Expanded the first " + JSON_EXPAND_LIMIT + " nodes; open the rest by hand.", "info");
+  }
+
+  document.addEventListener("click", function (event) {
+    var expand = event.target.closest("[data-json-expand]");
+    if (expand) { setTreeOpen(expand.getAttribute("data-json-expand"), true); return; }
+    var collapse = event.target.closest("[data-json-collapse]");
+    if (collapse) { setTreeOpen(collapse.getAttribute("data-json-collapse"), false); return; }
+    var key = event.target.closest(".json-key[data-json-path]");
+    if (key) copyText(key.getAttribute("data-json-path"));
+  });
+
+  function copyText(text) {
+    var done = function () { toast("Copied " + text, "success"); };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, function () { legacyCopy(text, done); });
+    } else {
+      legacyCopy(text, done);
+    }
+  }
+
+  // Plain-http deployments have no Clipboard API; a selected off-screen field still copies.
+  function legacyCopy(text, done) {
+    var field = el("textarea", "visually-hidden");
+    field.value = text;
+    field.setAttribute("readonly", "");
+    document.body.appendChild(field);
+    field.select();
+    var ok = false;
+    try { ok = document.execCommand("copy"); } catch (error) { ok = false; }
+    field.remove();
+    if (ok) done(); else toast("Path: " + text, "info");
+  }
+
+  function cssEscape(value) {
+    return window.CSS && CSS.escape ? CSS.escape(value) : String(value).replace(/["\\]/g, "\\$&");
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Raw JSON fields
+  // ---------------------------------------------------------------------------------------------
+  // The server validates through the codec anyway; this only saves a round trip for typos. The
+  // message goes next to the field and into setCustomValidity, so the form will not submit.
+  function validateJsonField(field) {
+    var error = jsonErrorTarget(field);
+    var message = "";
+    if (field.value.trim() !== "") {
+      try { JSON.parse(field.value); } catch (e) { message = describeJsonError(e, field.value); }
+    }
+    field.setCustomValidity(message);
+    field.setAttribute("aria-invalid", message ? "true" : "false");
+    error.textContent = message;
+    error.hidden = !message;
+  }
+
+  function jsonErrorTarget(field) {
+    var id = field.getAttribute("data-json-error") || (field.id ? field.id + "_jsonerror" : "");
+    var target = id ? document.getElementById(id) : null;
+    if (target) return target;
+    target = el("p", "field-error-text");
+    target.id = id || "jsonerror-" + Math.random().toString(36).slice(2);
+    target.setAttribute("aria-live", "polite");
+    target.hidden = true;
+    field.insertAdjacentElement("afterend", target);
+    var described = (field.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
+    if (described.indexOf(target.id) < 0) described.push(target.id);
+    field.setAttribute("aria-describedby", described.join(" "));
+    return target;
+  }
+
+  function describeJsonError(error, text) {
+    var message = String(error && error.message || "Invalid JSON");
+    var match = /position (\d+)/.exec(message);
+    if (match && !/line \d+/.test(message)) {
+      var before = text.slice(0, parseInt(match[1], 10)).split("\n");
+      message += " (line " + before.length + ", column " + (before[before.length - 1].length + 1) + ")";
+    }
+    return "Not valid JSON: " + message;
+  }
+
+  var jsonTimers = new WeakMap();
+  document.addEventListener("input", function (event) {
+    var field = event.target;
+    if (!(field instanceof HTMLTextAreaElement) || !field.hasAttribute("data-json-validate")) return;
+    clearTimeout(jsonTimers.get(field));
+    jsonTimers.set(field, setTimeout(function () { validateJsonField(field); }, 250));
+  });
+
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest("[data-json-format]");
+    if (!button) return;
+    var field = document.getElementById(button.getAttribute("data-json-format"));
+    if (!field) return;
+    try {
+      field.value = JSON.stringify(JSON.parse(field.value), null, 2);
+    } catch (error) { /* leave the text alone; the validator already says what is wrong */ }
+    validateJsonField(field);
+  });
+
+  // ---------------------------------------------------------------------------------------------
+  // Live updates
+  // ---------------------------------------------------------------------------------------------
+  // An element with data-ws-url="/ws/…" (same origin only) opens one socket per URL. Messages:
+  //   {"type": "html", "seq": 42, "target": "#id", "swap": "outerHTML", "html": "<tr …>"}
+  //     swaps server-rendered (auto-escaped) HTML; swap is outerHTML | innerHTML | beforeend |
+  //     afterbegin, and target must be an id, which is looked up with getElementById.
+  //   {"type": "executor_state", "executor": "name", "state": "running"}
+  //     recolours that node in every workflow graph on the page.
+  //   {"type": "approvals_changed", "pending": 3}
+  //     sets the nav badge (#approval-count) as text.
+  //   anything else (the consumers' "event" and "run_changed") is only dispatched, see below.
+  // Every message is dispatched on the data-ws-url element, bubbling to body and document, as
+  // "superstep:event" (detail = the message) and as "live:<type>" ("live:run_changed", …), so
+  // a server-rendered fragment can refresh itself with no script of its own:
+  //   <tbody hx-get="…?partial" hx-trigger="live:run_changed from:body throttle:1s">
+  // "seq" is the server's event sequence number. The highest one applied is kept in
+  // data-last-seq (the page renders the value it was built from) and duplicates are skipped.
+  // Every (re)connect asks for what came after it, as ?after=N on the URL (so the consumer's
+  // first replay starts there) and as {"type": "resume", "after_seq": N} once open.
+  var SWAPS = { outerHTML: 1, innerHTML: 1, beforeend: 1, afterbegin: 1 };
+  var STATES = { idle: 1, running: 1, waiting: 1, done: 1, failed: 1 };
+  var BACKOFF_FIRST_MS = 500;
+  var BACKOFF_MAX_MS = 30000;
+  // 1008 = policy violation (logged out, access revoked); 4401/4403 = our auth refusals.
+  var FINAL_CLOSE_CODES = { 1008: 1, 4401: 1, 4403: 1 };
+  var sockets = new Map(); // url -> connection
+
+  function socketUrl(raw) {
+    var url;
+    try { url = new URL(raw, window.location.href); } catch (error) { return null; }
+    if (url.host !== window.location.host) return null; // the CSP would refuse it anyway
+    url.protocol = window.location.protocol === "https:" ? "wss:" : "ws:";
+    return url.toString();
+  }
+
+  function readSeq(anchor) {
+    var n = parseInt(anchor.getAttribute("data-last-seq") || "", 10);
+    return isNaN(n) ? null : n;
+  }
+
+  function connectLive(anchor) {
+    var url = socketUrl(anchor.getAttribute("data-ws-url"));
+    if (!url) return;
+    var existing = sockets.get(url);
+    if (existing) {
+      // Same stream re-rendered (an htmx swap replaced the element): adopt the new element.
+      existing.anchor = anchor;
+      var seq = readSeq(anchor);
+      if (seq !== null && (existing.lastSeq === null || seq > existing.lastSeq)) existing.lastSeq = seq;
+      return;
+    }
+    var conn = { url: url, anchor: anchor, lastSeq: readSeq(anchor), socket: null, attempt: 0,
+      timer: null, state: "connecting", closed: false };
+    sockets.set(url, conn);
+    openSocket(conn);
+  }
+
+  function openSocket(conn) {
+    var socket;
+    var url = new URL(conn.url);
+    if (conn.lastSeq !== null) url.searchParams.set("after", String(conn.lastSeq));
+    try { socket = new WebSocket(url.toString()); } catch (error) { scheduleReconnect(conn); return; }
+    conn.socket = socket;
+    socket.addEventListener("open", function () {
+      conn.attempt = 0;
+      setConnState(conn, "live");
+      if (conn.lastSeq !== null) socket.send(JSON.stringify({ type: "resume", after_seq: conn.lastSeq }));
+    });
+    socket.addEventListener("message", function (event) { handleMessage(conn, event.data); });
+    socket.addEventListener("close", function (event) {
+      if (conn.closed) return;
+      if (FINAL_CLOSE_CODES[event.code]) {
+        setConnState(conn, "offline");
+        return;
+      }
+      scheduleReconnect(conn);
+    });
+    // "error" is always followed by "close", which decides what to do.
+  }
+
+  function scheduleReconnect(conn) {
+    if (conn.closed || !stillWanted(conn)) { dropConnection(conn); return; }
+    setConnState(conn, "reconnecting");
+    // Full jitter: after a server restart every open tab would otherwise reconnect in lockstep.
+    var ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * Math.pow(2, conn.attempt));
+    conn.attempt += 1;
+    conn.timer = setTimeout(function () { openSocket(conn); }, Math.random() * ceiling);
+  }
+
+  function stillWanted(conn) {
+    if (conn.anchor.isConnected) return true;
+    var others = document.querySelectorAll("[data-ws-url]");
+    for (var i = 0; i < others.length; i++) {
+      if (socketUrl(others[i].getAttribute("data-ws-url")) === conn.url) {
+        conn.anchor = others[i];
+        return true;
+      }
+    }
+    return false;
+  }
+
+  function dropConnection(conn) {
+    conn.closed = true;
+    clearTimeout(conn.timer);
+    if (conn.socket && conn.socket.readyState <= 1) conn.socket.close(1000);
+    sockets.delete(conn.url);
+    updateIndicator();
+  }
+
+  function handleMessage(conn, data) {
+    var message;
+    try { message = JSON.parse(data); } catch (error) { return; }
+    if (!message || typeof message !== "object") return;
+    if (typeof message.seq === "number") {
+      if (conn.lastSeq !== null && message.seq <= conn.lastSeq) return; // already applied
+      conn.lastSeq = message.seq;
+      if (conn.anchor.isConnected) conn.anchor.setAttribute("data-last-seq", String(message.seq));
+    }
+    if (message.type === "html") applyHtml(message);
+    else if (message.type === "executor_state") applyExecutorState(message);
+    else if (message.type === "approvals_changed") applyApprovalCount(message);
+    var target = conn.anchor.isConnected ? conn.anchor : document;
+    target.dispatchEvent(new CustomEvent("superstep:event", { bubbles: true, detail: message }));
+    if (typeof message.type === "string" && /^[a-z0-9_-]{1,40}$/.test(message.type)) {
+      target.dispatchEvent(new CustomEvent("live:" + message.type, { bubbles: true, detail: message }));
+    }
+    if (!stillWanted(conn)) dropConnection(conn);
+  }
+
+  function applyHtml(message) {
+    if (!htmx || typeof message.html !== "string" || !SWAPS[message.swap]) return;
+    var target = byIdSelector(message.target);
+    if (!target) return; // not on this page (another tab of the same stream); nothing to do
+    // htmx.swap parses, swaps, processes hx-* attributes and fires htmx:load on new content,
+    // exactly as for an htmx response, so the rest of this file initialises it too.
+    htmx.swap(target, message.html, { swapStyle: message.swap });
+  }
+
+  function applyExecutorState(message) {
+    var state = String(message.state);
+    if (!STATES[state]) return;
+    document.querySelectorAll("[data-workflow-graph] [data-executor]").forEach(function (node) {
+      // Compared as a string, never put into a selector: executor names are user data.
+      if (node.getAttribute("data-executor") !== message.executor) return;
+      Object.keys(STATES).forEach(function (name) { node.classList.remove("state-" + name); });
+      node.classList.add("state-" + state);
+      node.querySelectorAll("[data-state-label]").forEach(function (label) { label.textContent = state; });
+      var title = node.querySelector("title");
+      if (title) title.textContent = message.executor + ": " + state;
+    });
+  }
+
+  function applyApprovalCount(message) {
+    var badge = document.getElementById("approval-count");
+    var count = message.pending;
+    if (!badge || typeof count !== "number" || !isFinite(count) || count < 0) return;
+    badge.textContent = String(Math.floor(count));
+    badge.setAttribute("data-count", String(Math.floor(count)));
+  }
+
+  function byIdSelector(selector) {
+    if (typeof selector !== "string" || selector.charAt(0) !== "#") return null;
+    return document.getElementById(selector.slice(1));
+  }
+
+  function setConnState(conn, state) {
+    conn.state = state;
+    updateIndicator();
+  }
+
+  // One indicator for all streams: "Live" only when every socket is up.
+  function updateIndicator() {
+    var indicator = document.getElementById("live-indicator");
+    if (!indicator) return;
+    var states = Array.from(sockets.values()).map(function (c) { return c.state; });
+    var label = indicator.querySelector(".live-label") || indicator;
+    if (!states.length) {
+      indicator.hidden = true;
+      indicator.setAttribute("data-state", "off");
+      return;
+    }
+    var state = states.indexOf("offline") >= 0 ? "offline"
+      : states.every(function (s) { return s === "live"; }) ? "live" : "reconnecting";
+    if (indicator.getAttribute("data-state") === state && !indicator.hidden) return;
+    indicator.hidden = false;
+    indicator.setAttribute("data-state", state);
+    label.textContent = state === "live" ? "Live" : state === "offline" ? "Offline, reload the page" : "Reconnecting…";
+  }
+
+  // Leaving the page: close cleanly so the server does not keep a half-open group member.
+  window.addEventListener("pagehide", function () {
+    sockets.forEach(function (conn) {
+      conn.closed = true;
+      clearTimeout(conn.timer);
+      if (conn.socket) conn.socket.close(1000);
+    });
+  });
+  // Back to a page kept in the back/forward cache: its sockets were closed above; reopen them
+  // and let "resume" replay what happened meanwhile.
+  window.addEventListener("pageshow", function (event) {
+    if (!event.persisted) return;
+    sockets.forEach(function (conn) {
+      conn.closed = false;
+      conn.attempt = 0;
+      openSocket(conn);
+    });
+  });
+
+  // ---------------------------------------------------------------------------------------------
+  // Initialisation of new content
+  // ---------------------------------------------------------------------------------------------
+  function init(root) {
+    if (!root || !root.querySelectorAll) return;
+    refreshRelative(root);
+    refreshDurations(root);
+    matchAll(root, "[data-json-tree]").forEach(renderJsonTree);
+    matchAll(root, "[data-ws-url]").forEach(connectLive);
+    matchAll(root, "textarea[data-json-validate]").forEach(function (field) {
+      if (field.value.trim() !== "") validateJsonField(field);
+    });
+  }
+
+  // querySelectorAll skips the root itself; a swapped element may be the hook.
+  function matchAll(root, selector) {
+    if (!root.querySelectorAll) return [];
+    var found = Array.prototype.slice.call(root.querySelectorAll(selector));
+    if (root.matches && root.matches(selector)) found.unshift(root);
+    return found;
+  }
+
+  // htmx fires htmx:load for the body once it has processed the page, and again for every
+  // piece of content it swaps in, including our websocket swaps.
+  document.addEventListener("htmx:load", function (event) { init(event.target); });
+  // Swaps can also remove a live element; close sockets nobody shows any more.
+  document.addEventListener("htmx:afterSettle", function () {
+    sockets.forEach(function (conn) { if (!stillWanted(conn)) dropConnection(conn); });
+  });
+  // Without htmx (blocked or failed to load) the page still gets its widgets.
+  if (!htmx) {
+    if (document.readyState === "loading") {
+      document.addEventListener("DOMContentLoaded", function () { init(document.body); });
+    } else {
+      init(document.body);
+    }
+  }
+
+  window.superstep = { toast: toast, copyText: copyText };
+})();
