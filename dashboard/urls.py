@@ -1,0 +1,10 @@
+"""Root URLconf. Feature modules add their ``include()`` here; views live in their modules."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import URLPattern, URLResolver, path
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,141 @@
+"""``manage.py demo``: a ready database, known logins, then a real Daphne server."""
+
+from __future__ import annotations
+
+import io
+import socket
+import subprocess
+import sys
+import time
+import types
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from importlib.machinery import ModuleSpec
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+from django.test import override_settings
+
+from dashboard.settings import BASE_DIR
+
+EnvBuilder = Callable[..., dict[str, str]]
+
+
+def run_demo(*args: str) -> str:
+    out = io.StringIO()
+    with override_settings(DEBUG=True):
+        call_command("demo", "--no-serve", *args, stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_demo_creates_the_demo_users_and_prints_how_to_log_in() -> None:
+    output = run_demo("--port", "8123")
+
+    admin = User.objects.get(username="admin")
+    assert admin.is_superuser and admin.is_staff and admin.check_password("admin")
+    for name in ("operator", "approver", "viewer"):
+        user = User.objects.get(username=name)
+        assert user.check_password(name) and not user.is_staff
+    assert "http://localhost:8123/" in output
+    assert "admin     / admin" in output
+    assert "approver  / approver" in output
+
+
+@pytest.mark.django_db(transaction=True)
+def test_demo_leaves_existing_users_untouched() -> None:
+    User.objects.create_user("operator", password="changed-by-someone")
+
+    output = run_demo()
+
+    assert User.objects.get(username="operator").check_password("changed-by-someone")
+    assert "existing user, password unchanged" in output
+
+
+@pytest.mark.django_db(transaction=True)
+def test_demo_seeds_demo_runs_when_the_seed_module_exists(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seeded: list[bool] = []
+    module = types.ModuleType("dashboard.demo_data")
+    module.__spec__ = ModuleSpec("dashboard.demo_data", None)
+    module.seed = lambda: seeded.append(True)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "dashboard.demo_data", module)
+
+    run_demo()
+
+    assert seeded == [True]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_demo_refuses_to_create_known_logins_with_debug_off() -> None:
+    with pytest.raises(CommandError, match="DEBUG off"):
+        call_command("demo", "--no-serve", stdout=io.StringIO())
+
+    assert not User.objects.exists()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def fetch(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            status: int = response.status
+            return status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+@pytest.fixture
+def demo_server(
+    subprocess_env: EnvBuilder, tmp_path: Path
+) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+    """``manage.py demo`` on a free port with its own SQLite file; yields (url, process, log)."""
+    port = free_port()
+    log_path = tmp_path / "demo.log"
+    env = subprocess_env(DEBUG="1", DATABASE_URL=f"sqlite:///{tmp_path}/demo.sqlite3")
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, str(BASE_DIR / "manage.py"), "demo", "--port", str(port)],
+            cwd=tmp_path,  # the command must not depend on being started from the repo
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        yield f"http://127.0.0.1:{port}", process, log_path
+    finally:
+        process.terminate()  # Daphne replaced the command in this very process
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.slow
+def test_demo_serves_the_app_and_static_files_with_daphne(
+    demo_server: tuple[str, subprocess.Popen[bytes], Path],
+) -> None:
+    url, process, log_path = demo_server
+    deadline = time.monotonic() + 60
+    status = 0
+    while status != 200 and process.poll() is None and time.monotonic() < deadline:
+        try:
+            status = fetch(f"{url}/admin/login/")
+        except OSError:
+            time.sleep(0.2)
+
+    assert status == 200, f"demo did not serve:\n{log_path.read_text()}"
+    assert fetch(f"{url}/static/admin/css/base.css") == 200
+    log = log_path.read_text()
+    assert "Superstep demo is ready." in log
+    assert "background services started" in log

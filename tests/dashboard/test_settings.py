@@ -1,0 +1,212 @@
+"""dashboard/settings.py: configured only from the environment, safe by default.
+
+Each mode is loaded in a child process with an environment of its own, because settings are
+read once per process and this one runs on the test settings.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
+
+from dashboard.settings import BASE_DIR, database_from_url, env_bool
+
+EnvBuilder = Callable[..., dict[str, str]]
+
+PRODUCTION = {
+    "DEBUG": "0",
+    "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/superstep",
+    "REDIS_URL": "redis://127.0.0.1:6379/0",
+    "ALLOWED_HOSTS": "example.com",
+}
+
+PRINT_SETTINGS = """
+import json, django
+django.setup()
+from django.conf import settings
+names = [
+    "DEBUG", "ALLOWED_HOSTS", "DATABASES", "CHANNEL_LAYERS", "SUPERSTEP_EMBEDDED",
+    "SECURE_SSL_REDIRECT", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SECURE_HSTS_SECONDS",
+    "CELERY_BROKER_URL", "CELERY_TASK_SERIALIZER", "CELERY_RESULT_SERIALIZER",
+    "CELERY_ACCEPT_CONTENT", "CELERY_TASK_ACKS_LATE", "CELERY_WORKER_PREFETCH_MULTIPLIER",
+    "CELERY_TASK_REJECT_ON_WORKER_LOST", "CELERY_TASK_IGNORE_RESULT",
+    "CELERY_BROKER_TRANSPORT_OPTIONS", "DATA_UPLOAD_MAX_MEMORY_SIZE", "SUPERSTEP_WORKFLOWS",
+]
+print(json.dumps({name: getattr(settings, name) for name in names}, default=str))
+"""
+
+
+def run_manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(BASE_DIR / "manage.py"), *args],
+        check=False,
+        env=env,
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def load_settings(env: dict[str, str]) -> dict[str, Any]:
+    result = subprocess.run(
+        [sys.executable, "-c", PRINT_SETTINGS],
+        check=False,
+        env=env,
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    loaded: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_settings_production_check_deploy_is_clean(
+    subprocess_env: EnvBuilder, secret_key: str
+) -> None:
+    env = subprocess_env(**PRODUCTION, SECRET_KEY=secret_key)
+
+    result = run_manage(env, "check", "--deploy", "--fail-level", "WARNING")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+def test_settings_production_refuses_to_start_without_secret_key(
+    subprocess_env: EnvBuilder,
+) -> None:
+    result = run_manage(subprocess_env(**PRODUCTION), "check")
+
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
+
+
+def test_settings_any_service_url_turns_debug_off_by_default(
+    subprocess_env: EnvBuilder, secret_key: str
+) -> None:
+    env = subprocess_env(REDIS_URL="redis://127.0.0.1:6379/0", SECRET_KEY=secret_key)
+
+    loaded = load_settings(env)
+
+    assert loaded["DEBUG"] is False
+    assert loaded["SESSION_COOKIE_SECURE"] is True
+    assert loaded["CSRF_COOKIE_SECURE"] is True
+    assert loaded["SECURE_SSL_REDIRECT"] is True
+    assert loaded["SECURE_HSTS_SECONDS"] >= 31_536_000
+
+
+def test_settings_default_is_embedded_mode_on_sqlite_with_debug(
+    subprocess_env: EnvBuilder,
+) -> None:
+    loaded = load_settings(subprocess_env())
+
+    assert loaded["DEBUG"] is True
+    assert loaded["SUPERSTEP_EMBEDDED"] is True
+    database = loaded["DATABASES"]["default"]
+    assert database["ENGINE"] == "django.db.backends.sqlite3"
+    assert Path(database["NAME"]) == BASE_DIR / "var" / "superstep.sqlite3"
+    assert "journal_mode=WAL" in database["OPTIONS"]["init_command"]
+    assert database["OPTIONS"]["timeout"] >= 5
+    assert loaded["CHANNEL_LAYERS"]["default"]["BACKEND"] == (
+        "channels.layers.InMemoryChannelLayer"
+    )
+    assert loaded["DATA_UPLOAD_MAX_MEMORY_SIZE"] == 2_621_440
+
+
+def test_settings_production_uses_postgres_redis_and_json_only_celery(
+    subprocess_env: EnvBuilder, secret_key: str
+) -> None:
+    loaded = load_settings(subprocess_env(**PRODUCTION, SECRET_KEY=secret_key))
+
+    assert loaded["SUPERSTEP_EMBEDDED"] is False
+    database = loaded["DATABASES"]["default"]
+    assert database["ENGINE"] == "django.db.backends.postgresql"
+    assert (database["NAME"], database["HOST"], database["PORT"]) == (
+        "superstep",
+        "127.0.0.1",
+        "5432",
+    )
+    layer = loaded["CHANNEL_LAYERS"]["default"]
+    assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer"
+    assert layer["CONFIG"]["hosts"] == ["redis://127.0.0.1:6379/0"]
+    assert loaded["CELERY_BROKER_URL"] == "redis://127.0.0.1:6379/0"
+    assert loaded["CELERY_TASK_SERIALIZER"] == loaded["CELERY_RESULT_SERIALIZER"] == "json"
+    assert loaded["CELERY_ACCEPT_CONTENT"] == ["json"]
+    assert loaded["CELERY_TASK_ACKS_LATE"] is True
+    assert loaded["CELERY_TASK_REJECT_ON_WORKER_LOST"] is True
+    assert loaded["CELERY_WORKER_PREFETCH_MULTIPLIER"] == 1
+    assert loaded["CELERY_TASK_IGNORE_RESULT"] is True
+    assert loaded["CELERY_BROKER_TRANSPORT_OPTIONS"]["visibility_timeout"] >= 600
+
+
+def test_settings_registry_names_every_demo_workflow(subprocess_env: EnvBuilder) -> None:
+    registry = load_settings(subprocess_env())["SUPERSTEP_WORKFLOWS"]
+
+    assert set(registry) == {
+        "refund",
+        "squares",
+        "fan-out-fan-in",
+        "fail-at-step",
+        "return-replace",
+    }
+    assert all(path.startswith("dashboard.demo_workflows.") for path in registry.values())
+
+
+def test_database_from_url_reads_a_postgres_url() -> None:
+    database = database_from_url("postgres://app:p%40ss@db.internal:6543/superstep?sslmode=require")
+
+    assert database["ENGINE"] == "django.db.backends.postgresql"
+    assert database["NAME"] == "superstep"
+    assert (database["USER"], database["PASSWORD"]) == ("app", "p@ss")
+    assert (database["HOST"], database["PORT"]) == ("db.internal", "6543")
+    assert database["OPTIONS"] == {"sslmode": "require"}
+
+
+def test_database_from_url_reads_relative_and_absolute_sqlite_paths() -> None:
+    relative = database_from_url("sqlite:///var/other.sqlite3")
+    absolute = database_from_url("sqlite:////tmp/elsewhere.sqlite3")
+
+    assert relative["NAME"] == str(BASE_DIR / "var" / "other.sqlite3")
+    assert absolute["NAME"] == "/tmp/elsewhere.sqlite3"
+    assert relative["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+
+
+@pytest.mark.parametrize(
+    "url", ["mysql://root@localhost/superstep", "postgres://localhost:5432/", "sqlite://"]
+)
+def test_database_from_url_refuses_what_it_cannot_serve(url: str) -> None:
+    with pytest.raises(ImproperlyConfigured):
+        database_from_url(url)
+
+
+def test_env_bool_refuses_a_typo_instead_of_reading_it_as_false(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DEBUG", "flase")
+
+    with pytest.raises(ImproperlyConfigured, match="not a boolean"):
+        env_bool("DEBUG", True)
+
+
+@pytest.mark.django_db
+def test_sqlite_connections_use_wal_and_a_busy_timeout() -> None:
+    if connection.vendor != "sqlite":
+        pytest.skip("the default test database is PostgreSQL in this run")
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA journal_mode")
+        (journal_mode,) = cursor.fetchone()
+        cursor.execute("PRAGMA busy_timeout")
+        (busy_timeout_ms,) = cursor.fetchone()
+
+    assert journal_mode == "wal"
+    assert busy_timeout_ms >= 5000
