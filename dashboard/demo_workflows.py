@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from workflows import (
     CheckpointStorage,
@@ -358,8 +360,8 @@ class ApprovalDecision:
     """The operator's answer: approve or reject, a discount percent (0-100) and a note."""
 
     approved: bool
-    discount_percent: int = 0
-    note: str = ""
+    discount_percent: Annotated[int, Field(ge=0, le=100, description="Discount on the refund")] = 0
+    note: Annotated[str, Field(max_length=500, description="Shown to the customer")] = ""
 
 
 _ELIGIBLE_REASONS = {"damaged", "defective", "wrong-item", "not-as-described"}

@@ -192,7 +192,11 @@ class ApprovalStatus(models.TextChoices):
 class ApprovalRequest(models.Model):
     """A human decision a paused run waits for (the engine's ``request_info``)."""
 
-    request_id = models.CharField(max_length=ENGINE_ID_LENGTH, unique=True)
+    # "<lineage>:<engine request id>": unique even when a resumed branch re-raises a request
+    # the engine saved under the same id.
+    request_id = models.CharField(max_length=2 * ENGINE_ID_LENGTH + 1, unique=True)
+    engine_request_id = models.CharField(max_length=ENGINE_ID_LENGTH)
+    engine_run_id = models.CharField(max_length=ENGINE_ID_LENGTH)
     run = models.ForeignKey(
         WorkflowRun,
         on_delete=models.CASCADE,
@@ -288,3 +292,19 @@ class RunEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id} #{self.seq} {self.type}"
+
+
+class ApiToken(models.Model):
+    """A bearer token for the JSON API; only its SHA-256 is stored (see ``dashboard.tokens``)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100, blank=True, default="")
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name or 'token'} for {self.user}"

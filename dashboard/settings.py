@@ -162,6 +162,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # A valid "Authorization: Bearer" API token replaces the session user (and CSRF, which
+    # protects cookies, does not apply to it).
+    "dashboard.tokens.TokenAuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Django's CSP middleware plus this host's ws(s):// origin in connect-src.
@@ -216,6 +219,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "login"
 
 # ------------------------------------------------------------------------------ i18n, static
 

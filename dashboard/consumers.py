@@ -1,0 +1,127 @@
+"""Websocket consumers: check access, join a group, relay. They decide nothing.
+
+``/ws/runs/<id>/?after=N`` streams one run's events in order, exactly once, across
+reconnects: the client says the last sequence number it has, the consumer replays what came
+after from ``RunEvent`` and then relays live messages, filling any gap from the database.
+``/ws/runs/`` and ``/ws/approvals/`` tell list pages that something changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from . import live, selectors
+
+__all__ = ["ApprovalsConsumer", "RunConsumer", "RunsConsumer"]
+
+MAX_INBOUND_BYTES = 4096
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_NOT_FOUND = 4404
+CLOSE_TOO_BIG = 1009
+
+
+class _Authenticated(AsyncJsonWebsocketConsumer):
+    group: str = ""
+
+    async def connect(self) -> None:
+        if not selectors.user_can_view(self.scope.get("user")):
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        if not await self.allowed():
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
+        live.remember_server_loop(asyncio.get_running_loop())
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        await self.opened()
+
+    async def allowed(self) -> bool:
+        return True
+
+    async def opened(self) -> None:
+        return None
+
+    async def disconnect(self, code: int) -> None:
+        if self.group:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if bytes_data is not None or text_data is None or len(text_data) > MAX_INBOUND_BYTES:
+            await self.close(code=CLOSE_TOO_BIG)
+            return
+        await super().receive(text_data=text_data)
+
+
+class RunConsumer(_Authenticated):
+    async def allowed(self) -> bool:
+        self.run_id = str(self.scope["url_route"]["kwargs"]["run_id"])
+        self.group = live.run_group(self.run_id)
+        self.last_seq = _after(self.scope)
+        run = await database_sync_to_async(selectors.run_get)(self.run_id)
+        return run is not None
+
+    async def opened(self) -> None:
+        await self._catch_up()
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if isinstance(content, dict) and content.get("type") == "resume":
+            after = content.get("after_seq")
+            if isinstance(after, int) and after >= 0:
+                self.last_seq = max(self.last_seq, after)
+                await self._catch_up()
+
+    async def _catch_up(self) -> None:
+        fetch = database_sync_to_async(selectors.run_events_after)
+        while True:
+            rows = await fetch(self.run_id, self.last_seq)
+            for row in rows:
+                await self._send_event(live.event_payload(row))
+            if len(rows) < selectors.REPLAY_BATCH:
+                return
+
+    async def _send_event(self, event: dict[str, Any]) -> None:
+        self.last_seq = event["seq"]
+        await self.send_json({"type": "event", "run_id": self.run_id, **event})
+
+    async def run_events(self, message: dict[str, Any]) -> None:
+        for event in message["events"]:
+            if event["seq"] <= self.last_seq:
+                continue  # already sent by a replay
+            if event["seq"] > self.last_seq + 1:
+                await self._catch_up()  # a message went missing: the database has it
+                continue
+            await self._send_event(event)
+
+    async def run_changed(self, message: dict[str, Any]) -> None:
+        await self.send_json({"type": "run_changed", "run_id": self.run_id})
+
+
+class RunsConsumer(_Authenticated):
+    group = live.RUNS_GROUP
+
+    async def runs_changed(self, message: dict[str, Any]) -> None:
+        await self.send_json({"type": "run_changed", "run_id": message["run_id"]})
+
+
+class ApprovalsConsumer(_Authenticated):
+    group = live.APPROVALS_GROUP
+
+    async def opened(self) -> None:
+        await self.approvals_changed({})
+
+    async def approvals_changed(self, message: dict[str, Any]) -> None:
+        count = await database_sync_to_async(selectors.pending_approval_count)()
+        await self.send_json({"type": "approvals_changed", "pending": count})
+
+
+def _after(scope: dict[str, Any]) -> int:
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    try:
+        return max(0, int(query.get("after", ["0"])[0]))
+    except ValueError:
+        return 0
