@@ -1,0 +1,90 @@
+"""``workflows/__init__.py`` is the one door in: a sorted, complete ``__all__``, and no Django."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import subprocess
+import sys
+import types
+
+import workflows
+from workflows import exceptions, storage
+
+
+def test_all_is_sorted_and_has_no_duplicates() -> None:
+    assert workflows.__all__ == sorted(workflows.__all__)
+    assert len(set(workflows.__all__)) == len(workflows.__all__)
+
+
+def test_every_name_in_all_is_importable() -> None:
+    for name in workflows.__all__:
+        assert getattr(workflows, name, None) is not None, name
+    namespace: dict[str, object] = {}
+    exec("from workflows import *", namespace)  # noqa: S102 - a literal, to test star-import
+    assert set(workflows.__all__) <= set(namespace)
+
+
+def test_every_public_member_of_the_package_is_in_all() -> None:
+    # Like httpx's test_exported_members: whatever `import workflows` exposes is deliberate.
+    exposed = {
+        name
+        for name, value in vars(workflows).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    assert exposed == set(workflows.__all__)
+
+
+def test_every_exception_and_storage_is_re_exported() -> None:
+    for module in (exceptions, storage):
+        missing = set(module.__all__) - set(workflows.__all__)
+        assert not missing, f"{module.__name__} names not exported: {sorted(missing)}"
+    errors = {
+        name for name, value in vars(exceptions).items()
+        if inspect.isclass(value) and issubclass(value, Exception) and value.__module__ == exceptions.__name__
+    }
+    assert errors <= set(workflows.__all__)
+
+
+def test_public_classes_say_they_come_from_the_package_they_are_documented_in() -> None:
+    for name in workflows.__all__:
+        value = getattr(workflows, name)
+        if inspect.isclass(value) or inspect.isfunction(value):
+            assert value.__module__.startswith("workflows."), name
+
+
+def test_every_engine_module_imports_on_its_own() -> None:
+    for info in pkgutil.walk_packages(workflows.__path__, prefix="workflows."):
+        importlib.import_module(info.name)
+
+
+def test_importing_the_engine_does_not_import_django_or_pytest() -> None:
+    code = (
+        "import workflows, sys; "
+        "assert 'django' not in sys.modules, 'django'; "
+        "assert 'pytest' not in sys.modules, 'pytest'; "
+        "assert 'pydantic' not in sys.modules, 'pydantic'"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_exact_django_check_of_the_issue_holds() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "import workflows, sys; assert 'django' not in sys.modules"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_no_engine_source_file_mentions_django_imports() -> None:
+    root = workflows.__path__[0]
+    offenders = []
+    for info in pkgutil.walk_packages([root], prefix="workflows."):
+        source = inspect.getsource(importlib.import_module(info.name))
+        if "import django" in source or "from django" in source:
+            offenders.append(info.name)
+    assert offenders == []
