@@ -155,6 +155,7 @@ class WorkflowCheckpoint:
             raise CheckpointDecodeError(
                 f"unsupported checkpoint format version {data.get('version')!r}"
             )
+        _check_shapes(data)
         try:
             return cls(
                 workflow_name=_str(data, "workflow_name"),
@@ -163,7 +164,7 @@ class WorkflowCheckpoint:
                 run_id=_str(data, "run_id"),
                 previous_checkpoint_id=data.get("previous_checkpoint_id"),
                 timestamp=_str(data, "timestamp"),
-                iteration_count=int(data["iteration_count"]),
+                iteration_count=data["iteration_count"],
                 messages=[_message_from_dict(m, registry) for m in data.get("messages", [])],
                 state=codec.decode(data.get("state", {}), registry=registry),
                 executor_states=codec.decode(data.get("executor_states", {}), registry=registry),
@@ -179,12 +180,44 @@ class WorkflowCheckpoint:
             )
         except CheckpointDecodeError:
             raise
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise CheckpointDecodeError(f"malformed checkpoint: {exc!r}") from exc
 
     @property
     def pending_request_ids(self) -> list[str]:
         return list(self.pending_request_info_events)
+
+
+_SHAPES: dict[str, type] = {
+    "messages": list,
+    "state": dict,
+    "executor_states": dict,
+    "edge_states": dict,
+    "pending_request_info_events": dict,
+    "answered_request_ids": list,
+    "metadata": dict,
+}
+
+
+def _check_shapes(data: dict[str, Any]) -> None:
+    """Refuse a document whose fields have the wrong JSON shape before decoding anything."""
+    count = data.get("iteration_count")
+    if type(count) is not int or count < 0:
+        raise CheckpointDecodeError("checkpoint field 'iteration_count' must be a non-negative integer")
+    for key, kind in _SHAPES.items():
+        if key in data and not isinstance(data[key], kind):
+            raise CheckpointDecodeError(f"checkpoint field {key!r} must be a JSON {kind.__name__}")
+    if not all(isinstance(v, dict) for v in data.get("executor_states", {}).values()):
+        raise CheckpointDecodeError("every executor state must be a JSON object")
+    if not all(isinstance(m, dict) for m in data.get("messages", [])):
+        raise CheckpointDecodeError("every message must be a JSON object")
+    if not all(isinstance(e, dict) for e in data.get("pending_request_info_events", {}).values()):
+        raise CheckpointDecodeError("every pending request must be a JSON object")
+    if not all(isinstance(r, str) for r in data.get("answered_request_ids", [])):
+        raise CheckpointDecodeError("answered request ids must be strings")
+    previous = data.get("previous_checkpoint_id")
+    if previous is not None and not isinstance(previous, str):
+        raise CheckpointDecodeError("checkpoint field 'previous_checkpoint_id' must be a string")
 
 
 def _str(data: dict[str, Any], key: str) -> str:

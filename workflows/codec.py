@@ -35,7 +35,9 @@ TAG = "$t"
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 200
 
-_PLAIN_SCALARS = (type(None), bool, int)
+_PLAIN_SCALARS = (type(None), bool)
+# Python refuses to turn ints of more than 4300 digits into text; such ints get a hex tag.
+_BIG_INT = 10**4000
 _MAYBE_SURROGATE = re.compile(r"\\[uU][dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -71,6 +73,8 @@ def _encode(value: Any, registry: TypeRegistry) -> Any:
         return value if "\x00" not in value else {TAG: "str", "v": value.split("\x00")}
     if kind in _PLAIN_SCALARS:
         return value
+    if kind is int:
+        return value if -_BIG_INT < value < _BIG_INT else {TAG: "int", "v": format(value, "x")}
     if kind is float:
         return value if math.isfinite(value) else {TAG: "float", "v": repr(value)}
     if kind is list:
@@ -93,6 +97,8 @@ def _all_plain(values: Any) -> bool:
     kinds = set(map(type, values))
     if kinds == _STR_ONLY:
         return "\x00" not in "".join(values)
+    if int in kinds and not all(-_BIG_INT < v < _BIG_INT for v in values if type(v) is int):
+        return False
     if kinds <= _PLAIN_TYPES:
         return str not in kinds or "\x00" not in "".join(v for v in values if type(v) is str)
     if float in kinds and kinds <= _PLAIN_TYPES | {float}:
@@ -213,7 +219,7 @@ def decode(
 
 def _decode(data: Any, registry: TypeRegistry, depth: int) -> Any:
     kind = type(data)
-    if kind is str or kind in _PLAIN_SCALARS or kind is float:
+    if kind is str or kind in _PLAIN_SCALARS or kind is int or kind is float:
         return data
     if depth <= 0:
         raise CheckpointDecodeError("checkpoint data is nested too deeply")
@@ -302,6 +308,13 @@ def _build_dataclass(cls: type, fields: dict[str, Any]) -> Any:
     return obj
 
 
+def _decode_int(text: str) -> int:
+    try:
+        return int(text, 16)
+    except ValueError:
+        raise CheckpointDecodeError("malformed 'int' tag") from None
+
+
 def _decode_float(text: str) -> float:
     if text not in ("nan", "inf", "-inf"):
         raise CheckpointDecodeError(f"malformed 'float' tag {text!r}")
@@ -316,6 +329,7 @@ _SCALAR_DECODERS: dict[str, Callable[[str], Any]] = {
     "decimal": decimal.Decimal,
     "uuid": uuid.UUID,
     "float": _decode_float,
+    "int": _decode_int,
 }
 
 _TAG_SHAPES: dict[str, set[str]] = {
@@ -352,7 +366,10 @@ def loads(text: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
         CheckpointDecodeError: the text is too large, not UTF-8, not JSON, repeats keys, holds
             NaN/Infinity, lone surrogates, or nests deeper than the parser allows.
     """
-    if len(text) > max_bytes:
+    size = len(text)
+    if isinstance(text, str) and size * 4 > max_bytes and size <= max_bytes:
+        size = len(text.encode("utf-8", "surrogatepass"))  # characters may take 4 bytes each
+    if size > max_bytes:
         raise CheckpointDecodeError(f"checkpoint document exceeds {max_bytes} bytes")
     if isinstance(text, (bytes, bytearray)):
         try:
@@ -365,7 +382,7 @@ def loads(text: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
         raise
     except RecursionError:
         raise CheckpointDecodeError("checkpoint document is nested too deeply") from None
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         raise CheckpointDecodeError(f"checkpoint document is not valid JSON: {exc}") from None
     if _SURROGATE.search(text) or (_MAYBE_SURROGATE.search(text) and _has_lone_surrogate(data)):
         raise CheckpointDecodeError("checkpoint document contains a lone surrogate")

@@ -7,7 +7,8 @@ import types
 import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Never, NoReturn, TypeVar, Union
+import builtins
+from typing import Any, Never, NoReturn, TypeVar, Union, cast
 
 from .context import WorkflowContext
 from .exceptions import WorkflowValidationError
@@ -59,7 +60,7 @@ def handler(
     (``@handler(input=Order, output=Invoice)``) when annotations cannot express them."""
 
     def mark(fn: F) -> F:
-        if not inspect.iscoroutinefunction(fn):
+        if not inspect.iscoroutinefunction(cast(Any, fn)):
             raise WorkflowValidationError(f"handler {fn.__qualname__} must be an async def")
         explicit = None if input is _UNSET else (input, output, workflow_output)
         setattr(fn, _HANDLER_MARK, explicit)
@@ -80,7 +81,7 @@ def response_handler(
     receiver of answers to this executor's ``ctx.request_info(ReqT(...), RespT)`` requests."""
 
     def mark(fn: F) -> F:
-        if not inspect.iscoroutinefunction(fn):
+        if not inspect.iscoroutinefunction(cast(Any, fn)):
             raise WorkflowValidationError(f"response handler {fn.__qualname__} must be async")
         explicit = None if request is _UNSET else (request, response, output, workflow_output)
         setattr(fn, _RESPONSE_MARK, explicit)
@@ -231,7 +232,7 @@ class Executor:
         self._response_handlers: list[tuple[ResponseHandlerSpec, Callable[..., Awaitable[Any]]]] = []
         self._discover()
         self._cacheable = _dispatch_is_cacheable([s.message_type for s, _ in self._handlers])
-        self._dispatch: dict[type, tuple[HandlerSpec, Callable[..., Awaitable[Any]]] | None] = {}
+        self._dispatch: dict[builtins.type, tuple[HandlerSpec, Callable[..., Awaitable[Any]]] | None] = {}
 
     def _discover(self) -> None:
         seen: set[str] = set()

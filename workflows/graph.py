@@ -104,7 +104,7 @@ class Graph:
 
     def _group_accepts(self, group: EdgeGroup, out_type: Any) -> bool:
         for target in group.targets:
-            wanted = list[out_type] if group.kind == "fan_in" else out_type  # type: ignore[valid-type]
+            wanted = list[out_type] if group.kind == "fan_in" else out_type
             for accepted in self.executors[target].input_types:
                 if is_compatible(wanted, accepted):
                     return True

@@ -45,13 +45,17 @@ class WorkflowRunStream:
     ``aclose()``) cancels the run, whose last checkpoint stays valid for a resume.
     """
 
-    def __init__(self, factory: Callable[[], AsyncIterator[WorkflowEvent]]) -> None:
-        self._factory = factory
+    def __init__(self) -> None:
+        self._factory: Callable[[], AsyncIterator[WorkflowEvent]] | None = None
         self._agen: AsyncIterator[WorkflowEvent] | None = None
         self._events = WorkflowRunResult()
         self.busy = False
         self.finished = False
         self.live_task: asyncio.Task[Any] | None = None
+
+    def bind(self, factory: Callable[[], AsyncIterator[WorkflowEvent]]) -> None:
+        """Set what produces the events (the workflow's run loop), started on first iteration."""
+        self._factory = factory
 
     def __aiter__(self) -> WorkflowRunStream:
         return self
@@ -60,7 +64,10 @@ class WorkflowRunStream:
         if self.finished:
             raise StopAsyncIteration
         if self._agen is None:
+            if self._factory is None:
+                raise RuntimeError("this stream is not bound to a run")
             self._agen = self._factory()
+            self._factory = None  # the generator now holds what it needs
         self.busy = True
         try:
             event = await self._agen.__anext__()
@@ -100,7 +107,10 @@ class WorkflowRunStream:
         self.finished = True
         if self._agen is not None:
             agen = self._agen
-            asyncio.get_running_loop().create_task(agen.aclose())  # type: ignore[attr-defined]
+            try:
+                asyncio.get_running_loop().create_task(agen.aclose())  # type: ignore[attr-defined]
+            except RuntimeError:  # no running loop: nothing was started, nothing to cancel
+                pass
 
     async def __aenter__(self) -> WorkflowRunStream:
         return self

@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .storage.protocol import CheckpointSummary
+from .storage.protocol import CheckpointSummary, instant
 
 if TYPE_CHECKING:
     from .storage.protocol import CheckpointStorage
@@ -69,7 +69,7 @@ async def prune(
         runs.setdefault(summary.run_id, []).append(summary)
     report = PruneReport(dry_run=dry_run)
     for chain in runs.values():
-        chain.sort(key=lambda s: s.timestamp)
+        chain.sort(key=lambda s: instant(s.timestamp))
         for position, summary in enumerate(chain):
             from_newest = len(chain) - 1 - position
             if from_newest == 0 or summary.pending_request_ids:
@@ -77,7 +77,7 @@ async def prune(
                 continue
             if keep_last is not None and from_newest < keep_last:
                 continue
-            if cutoff is not None and dt.datetime.fromisoformat(summary.timestamp) >= cutoff:
+            if cutoff is not None and instant(summary.timestamp) >= cutoff:
                 continue
             report.deleted.append(summary.checkpoint_id)
             report.bytes_freed += summary.size_bytes

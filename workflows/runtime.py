@@ -204,6 +204,11 @@ class SuperstepScope:
             )
         if request_id in self._runtime.pending or request_id in self.new_requests:
             raise ValueError(f"request id {request_id!r} is already pending")
+        if request_id in self._runtime.answered:
+            raise ValueError(
+                f"request id {request_id!r} was used by a request that has been answered; "
+                "request ids are single-use"
+            )
         event = RequestInfoEvent(
             "request_info",
             data=data,

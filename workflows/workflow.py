@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Coroutine, Mapping
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .checkpoint import WorkflowCheckpoint, WorkflowMessage
@@ -51,6 +52,9 @@ class _Prepared:
         self.prelude = prelude
 
 
+_StreamRef = Callable[[], WorkflowRunStream | None]
+
+
 class _LiveChannel:
     """Passes handler events on while the handlers are still running (streaming runs)."""
 
@@ -67,11 +71,14 @@ class _LiveChannel:
         self._wake()
 
     async def run(
-        self, owner: WorkflowRunStream, work: Coroutine[Any, Any, None]
+        self, owner: _StreamRef, work: Coroutine[Any, Any, None]
     ) -> AsyncIterator[WorkflowEvent]:
         loop = asyncio.get_running_loop()
         task = loop.create_task(work)
-        owner.live_task = task
+        stream = owner()
+        if stream is not None:
+            stream.live_task = task
+        del stream
         task.add_done_callback(self._wake)
         try:
             while True:
@@ -86,7 +93,9 @@ class _LiveChannel:
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-            owner.live_task = None
+            stream = owner()
+            if stream is not None:
+                stream.live_task = None
 
 
 class Workflow:
@@ -112,7 +121,10 @@ class Workflow:
         self.checkpoint_storage = checkpoint_storage
         self._runtime: RunRuntime | None = None
         self._status = WorkflowRunState.IDLE
-        self._active: WorkflowRunStream | None = None
+        # Weak: a stream its caller dropped must be collectable, so that finalizing it cancels
+        # the run (breaking out of ``async for`` leaves no other trace).
+        self._active: _StreamRef | None = None
+        self._active_token: object | None = None
 
     # ------------------------------------------------------------------------------ properties
 
@@ -238,22 +250,21 @@ class Workflow:
             raise RunArgumentsError("responses must be a mapping of request id to answer")
         self._claim()
         storage = checkpoint_storage if checkpoint_storage is not None else self.checkpoint_storage
-        holder: list[WorkflowRunStream] = []
-
-        def factory() -> AsyncIterator[WorkflowEvent]:
-            return self._events(
-                holder[0], message, checkpoint_id, responses, storage, run_id, live=stream
+        token = object()
+        run_stream = WorkflowRunStream()
+        stream_ref = weakref.ref(run_stream)
+        run_stream.bind(
+            lambda: self._events(
+                stream_ref, token, message, checkpoint_id, responses, storage, run_id, live=stream
             )
-
-        run_stream = WorkflowRunStream(factory)
-        holder.append(run_stream)
-        self._active = run_stream
+        )
+        self._active, self._active_token = stream_ref, token
         if stream:
             return run_stream
         return run_stream.get_final_response()
 
     def _claim(self) -> None:
-        active = self._active
+        active = self._active() if self._active is not None else None
         if active is None or active.finished:
             return
         if active.busy:
@@ -271,7 +282,8 @@ class Workflow:
 
     async def _events(
         self,
-        owner: WorkflowRunStream,
+        owner: _StreamRef,
+        token: object,
         message: Any,
         checkpoint_id: str | None,
         responses: Mapping[str, Any] | None,
@@ -307,7 +319,7 @@ class Workflow:
             self._status = final
             yield WorkflowEvent("status", state=final)
         except (GeneratorExit, asyncio.CancelledError):
-            if self._active is owner:
+            if self._active_token is token:
                 self._status = WorkflowRunState.CANCELLED
             raise
         except HandlerFailure as failure:
@@ -323,7 +335,7 @@ class Workflow:
 
     async def _superstep(
         self,
-        owner: WorkflowRunStream,
+        owner: _StreamRef,
         runtime: RunRuntime,
         storage: CheckpointStorage | None,
         live: bool,

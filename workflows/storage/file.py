@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import threading
@@ -26,12 +27,14 @@ from typing import Any
 
 from .. import codec
 from ..checkpoint import WorkflowCheckpoint
-from ..exceptions import CheckpointDecodeError, CheckpointNotFoundError
+from ..exceptions import CheckpointDecodeError, CheckpointError, CheckpointNotFoundError
 from ..registry import TypeRegistry, default_registry
 from .document import PartCache, join_checkpoint, split_checkpoint, summarize_record
-from .protocol import CheckpointSummary
+from .protocol import CheckpointSummary, instant
 
 __all__ = ["FileCheckpointStorage", "atomic_write"]
+
+logger = logging.getLogger(__name__)
 
 FILE_FORMAT = "superstep.checkpoint-file/1"
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$")
@@ -43,16 +46,16 @@ def atomic_write(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)  # a full disk must not leave half-written files behind
         raise
     _fsync_dir(path.parent)
 
@@ -180,10 +183,11 @@ class FileCheckpointStorage:
         for cid in sorted(on_disk - set(self._summaries)):
             try:
                 record, carried, size = self._read_file(self._dir / f"{cid}.json")
-            except CheckpointDecodeError:
+                summary = summarize_record(record, size)
+                refs = [digest for _, digest in record["blob_refs"]]
+            except (CheckpointError, KeyError, TypeError, ValueError) as exc:
+                logger.warning("checkpoint file %s.json is unreadable and was skipped: %s", cid, exc)
                 continue
-            summary = summarize_record(record, size)
-            refs = [digest for _, digest in record["blob_refs"]]
             self._add(summary, refs, sorted(carried))
             self._append_index(self._save_entry(summary, refs, sorted(carried)))
         for cid in sorted(set(self._summaries) - on_disk):
@@ -226,17 +230,28 @@ class FileCheckpointStorage:
             home = self._blob_home.get(digest)
         if home is None or not _DIGEST.match(digest):
             raise CheckpointDecodeError(f"checkpoint blob {digest} is missing")
-        if home == "":
-            value = codec.loads((self._blob_dir / f"{digest}.json").read_bytes())
-        else:
-            _, blobs, _ = self._read_file(self._dir / f"{home}.json")
-            if digest not in blobs:
-                raise CheckpointDecodeError(f"checkpoint blob {digest} is missing from {home}")
-            value = blobs[digest]
+        try:
+            value = self._read_blob(digest, home)
+        except (CheckpointNotFoundError, FileNotFoundError):
+            # Another process deleted the checkpoint that carried it and moved it to blobs/.
+            self._refresh()
+            home = self._blob_home.get(digest, "")
+            try:
+                value = self._read_blob(digest, home)
+            except (CheckpointNotFoundError, FileNotFoundError):
+                raise CheckpointDecodeError(f"checkpoint blob {digest} is missing") from None
         self._parsed[digest] = value
         if len(self._parsed) > 64:
             self._parsed.popitem(last=False)
         return value
+
+    def _read_blob(self, digest: str, home: str) -> Any:
+        if home == "":
+            return codec.loads((self._blob_dir / f"{digest}.json").read_bytes())
+        _, blobs, _ = self._read_file(self._dir / f"{home}.json")
+        if digest not in blobs:
+            raise CheckpointDecodeError(f"checkpoint blob {digest} is missing from {home}")
+        return blobs[digest]
 
     # -------------------------------------------------------------------------------- protocol
 
@@ -248,17 +263,34 @@ class FileCheckpointStorage:
         with self._lock:
             self._refresh()
             carried = sorted({d for d in piece.refs if d not in self._blob_home})
+            # Count this save's references now: a delete that runs while we write must move
+            # (not drop) a shared value this checkpoint relies on but does not carry.
+            self._reserve(piece.refs, +1)
         parts = [f'{{"format":"{FILE_FORMAT}","record":', piece.record_text, ',"blobs":{']
         parts.append(",".join(f'"{d}":{piece.blobs[d]}' for d in carried))
         parts.append("}}")
         data = "".join(parts).encode("utf-8")
-        await asyncio.to_thread(atomic_write, path, data)
+        try:
+            await asyncio.to_thread(atomic_write, path, data)
+        except BaseException:
+            with self._lock:
+                self._reserve(piece.refs, -1)
+            raise
         summary = summarize_record(piece.record, piece.size_bytes)
         with self._lock:
+            self._reserve(piece.refs, -1)  # handed over to _add under the same lock
             self._add(summary, piece.refs, carried)
             self._append_index(self._save_entry(summary, piece.refs, carried))
             self.bytes_written += len(data)
         return checkpoint.checkpoint_id
+
+    def _reserve(self, refs: list[str], delta: int) -> None:
+        for digest in refs:
+            count = self._refcount.get(digest, 0) + delta
+            if count > 0:
+                self._refcount[digest] = count
+            else:
+                self._refcount.pop(digest, None)
 
     async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
         path = self._path(checkpoint_id)
@@ -280,7 +312,7 @@ class FileCheckpointStorage:
                 if (workflow_name is None or s.workflow_name == workflow_name)
                 and (run_id is None or s.run_id == run_id)
             ]
-        found.sort(key=lambda s: s.timestamp)
+        found.sort(key=lambda s: instant(s.timestamp))
         return found
 
     async def list_checkpoint_ids(
@@ -300,6 +332,8 @@ class FileCheckpointStorage:
                 out.append(await self.load(cid))
             except CheckpointNotFoundError:
                 continue  # deleted by another process since the listing
+            except CheckpointDecodeError as exc:
+                logger.warning("checkpoint %s is unreadable and was skipped: %s", cid, exc)
         return out
 
     async def get_latest(
@@ -311,6 +345,8 @@ class FileCheckpointStorage:
                 return await self.load(summary.checkpoint_id)
             except CheckpointNotFoundError:
                 continue
+            except CheckpointDecodeError as exc:
+                logger.warning("checkpoint %s is unreadable and was skipped: %s", summary.checkpoint_id, exc)
         return None
 
     async def delete(self, checkpoint_id: str) -> bool:

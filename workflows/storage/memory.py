@@ -13,7 +13,7 @@ from ..checkpoint import WorkflowCheckpoint
 from ..exceptions import CheckpointDecodeError, CheckpointNotFoundError
 from ..registry import TypeRegistry, default_registry
 from .document import PartCache, join_checkpoint, split_checkpoint, summarize_record
-from .protocol import CheckpointSummary
+from .protocol import CheckpointSummary, instant
 
 __all__ = ["InMemoryCheckpointStorage"]
 
@@ -69,7 +69,7 @@ class InMemoryCheckpointStorage:
             if (workflow_name is None or summary.workflow_name == workflow_name)
             and (run_id is None or summary.run_id == run_id)
         ]
-        found.sort(key=lambda s: s.timestamp)
+        found.sort(key=lambda s: instant(s.timestamp))
         return found
 
     async def list_checkpoint_ids(

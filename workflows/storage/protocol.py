@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from ..checkpoint import WorkflowCheckpoint
 
-__all__ = ["CheckpointStorage", "CheckpointSummary"]
+__all__ = ["CheckpointStorage", "CheckpointSummary", "instant"]
+
+_EPOCH = dt.datetime.min.replace(tzinfo=dt.UTC)
+
+
+def instant(timestamp: str) -> dt.datetime:
+    """A checkpoint timestamp as an aware datetime, for ordering: ISO texts with different
+    offsets do not sort as text (12:00+02:00 is before 11:00+00:00)."""
+    try:
+        parsed = dt.datetime.fromisoformat(timestamp)
+    except (TypeError, ValueError):
+        return _EPOCH
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=dt.UTC)
 
 
 @dataclass(frozen=True)
