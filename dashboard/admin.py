@@ -8,11 +8,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Model
 from django.http import HttpRequest
 
-from .models import ApprovalRequest, Checkpoint, CheckpointBlob, RunEvent, WorkflowRun
+from . import services
+from .models import (
+    ApprovalRequest,
+    ApprovalRule,
+    AuditEntry,
+    Checkpoint,
+    CheckpointBlob,
+    RetentionPolicy,
+    RunEvent,
+    WorkflowRun,
+)
 
 if TYPE_CHECKING:  # ModelAdmin is generic only in django-stubs, not at runtime
     _ModelAdmin = admin.ModelAdmin[Any]
@@ -31,20 +41,47 @@ class ReadOnlyAdmin(_ModelAdmin):
         return False
 
 
+def _service_action(modeladmin: Any, request: HttpRequest, call: Any, items: Any, done: str) -> None:
+    """Run a service per item and report, turning refusals into admin messages."""
+    ok, refused = 0, []
+    for item in items:
+        try:
+            call(item)
+            ok += 1
+        except services.ServiceError as exc:
+            refused.append(exc.message)
+    if ok:
+        modeladmin.message_user(request, f"{done}: {ok}", messages.SUCCESS)
+    for message in refused[:10]:
+        modeladmin.message_user(request, message, messages.ERROR)
+
+
 @admin.register(WorkflowRun)
 class WorkflowRunAdmin(ReadOnlyAdmin):
+    actions = ("put_on_hold", "release_hold")
     list_display = (
         "id",
         "workflow_name",
         "status",
+        "on_hold",
         "current_superstep",
         "attempts",
         "created_by",
         "created_at",
         "finished_at",
     )
-    list_filter = ("status", "workflow_name", "created_at")
+    list_filter = ("status", "on_hold", "workflow_name", "created_at")
     search_fields = ("=id", "workflow_name", "=engine_run_id", "error_message")
+
+    @admin.action(description="Put on legal hold (retention never touches them)")
+    def put_on_hold(self, request: HttpRequest, queryset: Any) -> None:
+        _service_action(self, request, lambda run: services.run_hold(run.pk, user=request.user, hold=True,
+                        reason="held from the admin"), queryset, "Runs put on hold")
+
+    @admin.action(description="Release the legal hold")
+    def release_hold(self, request: HttpRequest, queryset: Any) -> None:
+        _service_action(self, request, lambda run: services.run_hold(run.pk, user=request.user, hold=False),
+                        queryset, "Holds released")
     list_select_related = ("created_by",)
     date_hierarchy = "created_at"
     ordering = ("-created_at",)
@@ -103,3 +140,78 @@ class RunEventAdmin(ReadOnlyAdmin):
     list_select_related = ("run",)
     ordering = ("-created_at",)
     show_full_result_count = False
+
+
+@admin.register(RetentionPolicy)
+class RetentionPolicyAdmin(_ModelAdmin):
+    """Policies are edited here; every change is audited, and each row previews what it would
+    delete right now, before anyone applies it."""
+
+    list_display = ("name", "enabled", "workflow_pattern", "status", "keep_last_checkpoints",
+                    "delete_checkpoints_older_than_days", "delete_runs_older_than_days", "preview")
+    list_filter = ("enabled", "status")
+    search_fields = ("name", "workflow_pattern")
+    actions = ("preview_policies", "apply_policies")
+
+    @admin.display(description="Would delete now")
+    def preview(self, policy: RetentionPolicy) -> str:
+        report = services.retention_preview(policy)
+        return f"{report.runs} runs, {report.checkpoints} checkpoints, {report.megabytes:.2f} MB"
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        services.require(request.user, "policy_change", target=f"policy {obj.name}")
+        super().save_model(request, obj, form, change)
+        services.audit.record(request.user, "policy_change", target=f"policy {obj.name}",
+                              details={"created": not change, "fields": sorted(form.changed_data)})
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        services.require(request.user, "policy_change", target=f"policy {obj.name}")
+        services.audit.record(request.user, "policy_change", target=f"policy {obj.name}", details={"deleted": True})
+        super().delete_model(request, obj)
+
+    @admin.action(description="Preview (dry run): what would be deleted")
+    def preview_policies(self, request: HttpRequest, queryset: Any) -> None:
+        for policy in queryset:
+            report = services.checkpoint_prune(policy=policy, dry_run=True, user=request.user)[0]
+            self.message_user(request, f"{policy.name}: would delete {report.runs} runs, "
+                              f"{report.checkpoints} checkpoints, {report.megabytes:.2f} MB")
+
+    @admin.action(description="Apply now (delete)")
+    def apply_policies(self, request: HttpRequest, queryset: Any) -> None:
+        for policy in queryset:
+            try:
+                report = services.checkpoint_prune(policy=policy, user=request.user)[0]
+            except services.ServiceError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
+                return
+            self.message_user(request, f"{policy.name}: deleted {report.runs} runs, {report.checkpoints} "
+                              f"checkpoints, {report.megabytes:.2f} MB in {report.batches} batches",
+                              messages.SUCCESS)
+
+
+@admin.register(ApprovalRule)
+class ApprovalRuleAdmin(_ModelAdmin):
+    list_display = ("workflow_name", "forbid_self_approval", "required_approvals", "assign_to_group",
+                    "deadline_minutes", "default_outcome")
+    search_fields = ("workflow_name",)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        services.audit.record(request.user, "policy_change", target=f"approval rules {obj.workflow_name}",
+                              details={"created": not change, "fields": sorted(form.changed_data)})
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(ReadOnlyAdmin):
+    """Searchable and read-only: the application offers no way to change or delete entries."""
+
+    list_display = ("created_at", "actor_name", "action", "outcome", "target", "run_id",
+                    "checkpoint_before", "checkpoint_after", "ip")
+    list_filter = ("outcome", "action", "created_at")
+    search_fields = ("actor_name", "action", "target", "=run_id", "=checkpoint_before", "=checkpoint_after")
+    date_hierarchy = "created_at"
+    ordering = ("-created_at", "-id")
+    show_full_result_count = False
+
+    def get_actions(self, request: HttpRequest) -> Any:
+        return {}  # not even the built-in bulk delete

@@ -39,8 +39,12 @@ def api_view(*methods: str) -> Callable[[View], View]:
     def wrap(view: View) -> View:
         @functools.wraps(view)
         def inner(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            if not selectors.user_can_view(request.user):
+            if not getattr(request.user, "is_authenticated", False):
                 return _error(401, "authentication required (session or Bearer token)")
+            try:
+                services.require(request.user, "view", target=request.path)
+            except services.ServiceError as exc:
+                return _error(exc.status, exc.message)
             if request.method not in methods:
                 return _error(405, f"method {request.method} not allowed; use {', '.join(methods)}")
             body: Any = None
@@ -103,6 +107,7 @@ def run_json(run: WorkflowRun) -> dict[str, Any]:
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         "attempts": run.attempts,
         "last_event_seq": run.last_event_seq,
+        "on_hold": run.on_hold,
     }
 
 
@@ -135,6 +140,10 @@ def approval_json(approval: ApprovalRequest) -> dict[str, Any]:
         "decided_by": approval.decided_by.get_username() if approval.decided_by else None,
         "decided_at": approval.decided_at.isoformat() if approval.decided_at else None,
         "created_at": approval.created_at.isoformat(),
+        "required_approvals": approval.required_approvals,
+        "claimed_by": approval.claimed_by.get_username() if approval.claimed_by else None,
+        "due_at": approval.due_at.isoformat() if approval.due_at else None,
+        "overdue": approval.overdue_at is not None,
     }
 
 
@@ -275,6 +284,34 @@ def approval_decide(request: HttpRequest, body: dict[str, Any], request_id: str)
     return JsonResponse(approval_json(approval))
 
 
+@api_view("POST")
+def approval_claim(request: HttpRequest, body: dict[str, Any], request_id: str) -> HttpResponse:
+    release = _field(body, "release", bool, required=False) or False
+    return JsonResponse(approval_json(services.approval_claim(request_id, user=request.user, release=release)))
+
+
+@api_view("POST")
+def run_hold(request: HttpRequest, body: dict[str, Any], run_id: str) -> HttpResponse:
+    hold = _field(body, "hold", bool, required=False)
+    run = services.run_hold(
+        run_id,
+        user=request.user,
+        hold=True if hold is None else hold,
+        reason=_field(body, "reason", str, required=False) or "",
+    )
+    return JsonResponse(run_json(run))
+
+
+@api_view("POST")
+def retention_prune(request: HttpRequest, body: dict[str, Any]) -> HttpResponse:
+    reports = services.checkpoint_prune(
+        policy=_field(body, "policy", str, required=False),
+        dry_run=_field(body, "dry_run", bool, required=False) or False,
+        user=request.user,
+    )
+    return JsonResponse({"reports": [r.as_dict() for r in reports]})
+
+
 urlpatterns = [
     path("workflows/", workflows, name="api-workflows"),
     path("runs/", runs, name="api-runs"),
@@ -288,4 +325,7 @@ urlpatterns = [
     path("runs/<uuid:run_id>/retry/", run_retry, name="api-run-retry"),
     path("approvals/", approvals, name="api-approvals"),
     path("approvals/<str:request_id>/decide/", approval_decide, name="api-approval-decide"),
+    path("approvals/<str:request_id>/claim/", approval_claim, name="api-approval-claim"),
+    path("runs/<uuid:run_id>/hold/", run_hold, name="api-run-hold"),
+    path("retention/prune/", retention_prune, name="api-retention-prune"),
 ]

@@ -21,6 +21,7 @@ __all__ = ["ApprovalsConsumer", "RunConsumer", "RunsConsumer"]
 
 MAX_INBOUND_BYTES = 4096
 CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404
 CLOSE_TOO_BIG = 1009
 
@@ -29,8 +30,12 @@ class _Authenticated(AsyncJsonWebsocketConsumer):
     group: str = ""
 
     async def connect(self) -> None:
-        if not selectors.user_can_view(self.scope.get("user")):
+        user = self.scope.get("user")
+        if not getattr(user, "is_authenticated", False):
             await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        if not await database_sync_to_async(_may_view)(user, self.scope.get("path", "")):
+            await self.close(code=CLOSE_FORBIDDEN)
             return
         if not await self.allowed():
             await self.close(code=CLOSE_NOT_FOUND)
@@ -117,6 +122,17 @@ class ApprovalsConsumer(_Authenticated):
     async def approvals_changed(self, message: dict[str, Any]) -> None:
         count = await database_sync_to_async(selectors.pending_approval_count)()
         await self.send_json({"type": "approvals_changed", "pending": count})
+
+
+def _may_view(user: Any, path: str) -> bool:
+    """The role check, with the refusal audited like any other."""
+    from .services import ServiceError, require
+
+    try:
+        require(user, "view", target=f"websocket {path}")
+    except ServiceError:
+        return False
+    return True
 
 
 def _after(scope: dict[str, Any]) -> int:

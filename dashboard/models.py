@@ -76,9 +76,16 @@ class WorkflowRun(models.Model):
     # Highest RunEvent.seq so far; the next seq is taken here under the run-row lock, which
     # keeps per-run sequence numbers gapless without a MAX() scan.
     last_event_seq = models.PositiveIntegerField(default=0)
+    # Legal hold: retention never touches a held run or any of its checkpoints.
+    on_hold = models.BooleanField(default=False)
+    hold_reason = models.CharField(max_length=500, blank=True, default="")
 
     class Meta:
         get_latest_by = "created_at"
+        permissions = (
+            ("start_run", "Can start runs"),
+            ("operate_run", "Can resume, fork, cancel and retry runs"),
+        )
         indexes = (
             models.Index(fields=["-created_at"], name="run_created"),
             models.Index(fields=["status", "-created_at"], name="run_status_created"),
@@ -161,6 +168,7 @@ class Checkpoint(models.Model):
     size_bytes = models.PositiveIntegerField()
     pending_request_count = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
+    on_hold = models.BooleanField(default=False)
 
     class Meta:
         get_latest_by = "created_at"
@@ -227,9 +235,27 @@ class ApprovalRequest(models.Model):
     )
     decided_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # Governance (see ApprovalRule): who should decide, who took it, how many must agree, and
+    # by when. ``default_applied`` marks a deadline's default outcome, applied exactly once.
+    assigned_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    assigned_group = models.ForeignKey(
+        "auth.Group", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    claimed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    required_approvals = models.PositiveSmallIntegerField(default=1)
+    due_at = models.DateTimeField(null=True, blank=True)
+    overdue_at = models.DateTimeField(null=True, blank=True)
+    default_applied = models.BooleanField(default=False)
 
     class Meta:
+        permissions = (("decide_approval", "Can approve or reject requests"),)
         indexes = (
+            models.Index(fields=["status", "due_at"], name="approval_status_due"),
             # The approval inbox: pending requests, oldest first.
             models.Index(
                 fields=["created_at"],
@@ -243,8 +269,9 @@ class ApprovalRequest(models.Model):
                 condition=Q(status__in=ApprovalStatus.values), name="approval_status_valid"
             ),
             # One decision per request: a pending request carries no decision; an approved or
-            # rejected one names who decided and when; a cancelled one (run cancelled, maybe
-            # by the system) at least says when.
+            # rejected one names who decided and when (or, past a deadline, that the system
+            # applied the default); a cancelled one (run cancelled, maybe by the system) at
+            # least says when.
             models.CheckConstraint(
                 condition=(
                     Q(
@@ -256,6 +283,13 @@ class ApprovalRequest(models.Model):
                         status__in=[ApprovalStatus.APPROVED, ApprovalStatus.REJECTED],
                         decided_by__isnull=False,
                         decided_at__isnull=False,
+                    )
+                    # A deadline's default outcome is decided by the system, not a person.
+                    | Q(
+                        status__in=[ApprovalStatus.APPROVED, ApprovalStatus.REJECTED],
+                        decided_by__isnull=True,
+                        decided_at__isnull=False,
+                        default_applied=True,
                     )
                     | Q(status=ApprovalStatus.CANCELLED, decided_at__isnull=False)
                 ),
@@ -308,3 +342,30 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name or 'token'} for {self.user}"
+
+
+# Defined beside this module (governance, audit, retention); imported so Django registers them.
+from .models_governance import (  # noqa: E402
+    ApprovalRule,
+    ApprovalVote,
+    AuditEntry,
+    Notification,
+    RetentionPolicy,
+)
+
+__all__ = [
+    "TERMINAL_RUN_STATUSES",
+    "ApiToken",
+    "ApprovalRequest",
+    "ApprovalRule",
+    "ApprovalStatus",
+    "ApprovalVote",
+    "AuditEntry",
+    "Checkpoint",
+    "CheckpointBlob",
+    "Notification",
+    "RetentionPolicy",
+    "RunEvent",
+    "RunStatus",
+    "WorkflowRun",
+]

@@ -165,6 +165,8 @@ MIDDLEWARE = [
     # A valid "Authorization: Bearer" API token replaces the session user (and CSRF, which
     # protects cookies, does not apply to it).
     "dashboard.tokens.TokenAuthenticationMiddleware",
+    # Client address and user agent for the audit entries services write during the request.
+    "dashboard.services.audit.RequestMeta",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Django's CSP middleware plus this host's ws(s):// origin in connect-src.

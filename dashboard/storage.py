@@ -128,6 +128,15 @@ def save_split(
     return row
 
 
+def _could_exist(checkpoint_id: object) -> bool:
+    # PostgreSQL refuses NUL in text parameters (DataError): such an id is simply not there.
+    return (
+        isinstance(checkpoint_id, str)
+        and 0 < len(checkpoint_id) <= 128
+        and "\x00" not in checkpoint_id
+    )
+
+
 def summary_from_row(values: dict[str, Any]) -> CheckpointSummary:
     return CheckpointSummary(
         checkpoint_id=values["checkpoint_id"],
@@ -179,7 +188,7 @@ class DjangoCheckpointStorage:
         return await sync_to_async(self.load_sync)(checkpoint_id)
 
     def load_sync(self, checkpoint_id: str) -> WorkflowCheckpoint:
-        if not isinstance(checkpoint_id, str) or not 0 < len(checkpoint_id) <= 128:
+        if not _could_exist(checkpoint_id):
             raise CheckpointNotFoundError(f"no checkpoint with id {checkpoint_id!r}")
         row = (
             Checkpoint.objects.using(self.using)
@@ -290,6 +299,8 @@ class DjangoCheckpointStorage:
             CheckpointError: an approval request was raised in this checkpoint (it is kept
                 for the audit trail and for resuming).
         """
+        if not _could_exist(checkpoint_id):
+            return False
         with transaction.atomic(using=self.using):
             rows = Checkpoint.objects.using(self.using).filter(checkpoint_id=checkpoint_id)
             digests = list(rows.values_list("blobs__digest", flat=True))

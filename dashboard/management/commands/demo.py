@@ -14,17 +14,19 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-# username -> (password, is_superuser). Roles (groups) are granted by whoever defines them.
+# username -> (password, is_superuser). Each non-admin demo user gets the role of its name.
 DEMO_USERS: dict[str, tuple[str, bool]] = {
     "admin": ("admin", True),
     "operator": ("operator", False),
     "approver": ("approver", False),
     "viewer": ("viewer", False),
 }
+DEMO_ROLES = {"operator": "Operator", "approver": "Approver", "viewer": "Viewer", "admin": "Admin"}
 DEMO_DATA_MODULE = "dashboard.demo_data"
 # OWASP's bound on inbound websocket messages; our sockets are server -> client anyway.
 WEBSOCKET_MAX_MESSAGE_BYTES = 64 * 1024
@@ -72,9 +74,12 @@ def create_demo_users() -> list[str]:
             if user_model.objects.filter(username=username).exists():
                 continue
             if is_superuser:
-                user_model.objects.create_superuser(username, password=password)
+                user = user_model.objects.create_superuser(username, password=password)
             else:
-                user_model.objects.create_user(username, password=password)
+                user = user_model.objects.create_user(username, password=password)
+            role = Group.objects.filter(name=DEMO_ROLES[username]).first()
+            if role is not None:  # the roles come from a data migration
+                user.groups.add(role)
             created.append(username)
     return created
 

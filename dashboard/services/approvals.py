@@ -1,0 +1,296 @@
+"""Approval decisions and their governance: claims and assignment, no self-approval, N distinct
+approvals, deadlines with a default outcome applied exactly once, and notifications."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.db import transaction
+
+from .. import live, registry
+from ..models import (
+    TERMINAL_RUN_STATUSES,
+    ApprovalRequest,
+    ApprovalRule,
+    ApprovalStatus,
+    ApprovalVote,
+    Notification,
+    RunStatus,
+    WorkflowRun,
+)
+from . import audit, authz
+from .common import enqueue, locked_run, now, record_events, set_status, status_event, username
+from .errors import Conflict, Forbidden, InvalidInput, NotFound
+
+__all__ = [
+    "approval_assign",
+    "approval_claim",
+    "approval_decide",
+    "approval_opened",
+    "approvals_sweep",
+]
+
+
+def _locked_approval(request_id: str) -> ApprovalRequest:
+    try:
+        return (
+            ApprovalRequest.objects.select_for_update()
+            .select_related("run", "decided_by", "claimed_by", "assigned_user")
+            .get(request_id=request_id)
+        )
+    except ApprovalRequest.DoesNotExist:
+        raise NotFound(f"no approval request with id {request_id!r}") from None
+
+
+def _rule(workflow_name: str) -> ApprovalRule | None:
+    return ApprovalRule.objects.filter(workflow_name=workflow_name).first()
+
+
+# ---------------------------------------------------------------------------- opening requests
+
+
+def approval_opened(approval: ApprovalRequest, run: WorkflowRun) -> None:
+    """Apply the workflow's rules to a request just raised (inside the worker's commit):
+    assignment, required approvals, deadline, and the notifications to send after commit."""
+    rule = _rule(run.workflow_name)
+    if rule is None:
+        return
+    approval.required_approvals = rule.required_approvals
+    approval.assigned_group = rule.assign_to_group
+    if rule.deadline_minutes:
+        approval.due_at = approval.created_at + dt.timedelta(minutes=rule.deadline_minutes)
+    approval.save(update_fields=["required_approvals", "assigned_group", "due_at"])
+    _notify(approval, rule, "approval_raised")
+
+
+def _notify(approval: ApprovalRequest, rule: ApprovalRule, event: str) -> None:
+    payload = {
+        "event": event,
+        "request_id": approval.request_id,
+        "run_id": str(approval.run_id),
+        "workflow": rule.workflow_name,
+        "executor_id": approval.executor_id,
+        "request_data": approval.request_data,
+        "due_at": approval.due_at.isoformat() if approval.due_at else None,
+        "created_at": approval.created_at.isoformat(),
+    }
+    rows = [
+        Notification(kind=Notification.EMAIL, event=event, request=approval, target=address, payload=payload)
+        for address in rule.email_list
+    ]
+    if rule.webhook_url:
+        rows.append(
+            Notification(kind=Notification.WEBHOOK, event=event, request=approval, target=rule.webhook_url, payload=payload)
+        )
+    if rows:
+        created = Notification.objects.bulk_create(rows)
+        from ..notifications import enqueue_delivery
+
+        for row in created:
+            enqueue_delivery(row.pk)
+
+
+# ------------------------------------------------------------------------------------- decide
+
+
+def approval_decide(
+    request_id: str,
+    *,
+    user: Any,
+    approved: bool,
+    response: Any = None,
+    reason: str = "",
+) -> ApprovalRequest:
+    """Record a vote (or the one decision) on a request and, once it is decided, send the run on.
+
+    A rejection decides at once; an approval decides when ``required_approvals`` distinct users
+    have approved. ``user`` None is the system (a deadline's default outcome).
+
+    Raises:
+        Forbidden: the user's role may not decide, the rules forbid deciding one's own run, or
+            the request is assigned to someone else (the refusal is audited).
+        NotFound: no such request.
+        Conflict: already decided (saying by whom and when), cancelled, claimed by someone
+            else, voted already, or stale (the run moved to another branch).
+        InvalidInput: the response does not fit the request's response type.
+    """
+    action = "approve" if approved else "reject"
+    authz.require(user, action, target=f"request {request_id}")
+    _refuse_by_rule(user, request_id, action)
+    with transaction.atomic():
+        approval = _locked_approval(request_id)
+        if approval.status != ApprovalStatus.PENDING:
+            raise Conflict(_already_decided(approval))
+        run = locked_run(approval.run_id)
+        if run.status in TERMINAL_RUN_STATUSES or approval.engine_run_id != run.engine_run_id:
+            raise Conflict(
+                f"request {request_id!r} is stale: run {run.pk} is {run.status} on another branch"
+            )
+        if user is not None and approval.claimed_by_id and approval.claimed_by_id != user.pk:
+            raise Conflict(f"request {request_id!r} is claimed by {approval.claimed_by.get_username()}")
+        value = _response_value(run.workflow_name, approval, approved, response)
+        if user is not None and approval.required_approvals > 1:
+            if ApprovalVote.objects.filter(request=approval, user=user).exists():
+                raise Conflict(f"{user.get_username()} has already voted on request {request_id!r}")
+            ApprovalVote.objects.create(request=approval, user=user, approve=approved, reason=reason or "")
+            approvals = approval.votes.filter(approve=True).count()
+            record_events(run, [{"type": "approval_vote", "request_id": request_id, "by": username(user),
+                                 "approve": approved, "approvals": approvals,
+                                 "required": approval.required_approvals}])
+            audit.record(user, f"vote_{action}", run=run, target=f"request {request_id}",
+                         checkpoint_before=approval.checkpoint_id, details={"approvals": approvals})
+            if approved and approvals < approval.required_approvals:
+                transaction.on_commit(live.broadcast_approvals_changed, robust=True)
+                return approval
+        _decide(approval, run, user, approved, value, reason)
+    return approval
+
+
+def _refuse_by_rule(user: Any, request_id: str, action: str) -> None:
+    """Rule checks that must leave an audited refusal, done before the decision's transaction."""
+    if user is None:
+        return
+    approval = ApprovalRequest.objects.select_related("run").filter(request_id=request_id).first()
+    if approval is None or user.is_superuser:
+        return
+    rule = _rule(approval.run.workflow_name)
+    refusal = ""
+    if rule is not None and rule.forbid_self_approval and approval.run.created_by_id == user.pk:
+        refusal = "the rules of this workflow forbid deciding a run you started"
+    elif approval.assigned_user_id and approval.assigned_user_id != user.pk:
+        refusal = "this request is assigned to another user"
+    elif approval.assigned_group_id and not user.groups.filter(pk=approval.assigned_group_id).exists():
+        refusal = "this request is assigned to a group you are not in"
+    if refusal:
+        audit.record(user, action, outcome="denied", run=approval.run, target=f"request {request_id}",
+                     details={"reason": refusal})
+        raise Forbidden(refusal)
+
+
+def _decide(approval: ApprovalRequest, run: WorkflowRun, user: Any, approved: bool, value: Any, reason: str) -> None:
+    approval.status = ApprovalStatus.APPROVED if approved else ApprovalStatus.REJECTED
+    approval.response = value
+    approval.reason = (reason or "")[:5000]
+    approval.decided_by = user
+    approval.decided_at = now()
+    approval.save()
+    record_events(
+        run,
+        [{"type": "approval_decided", "request_id": approval.request_id,
+          "decision": approval.status, "by": username(user) or "system", "reason": approval.reason}],
+    )
+    audit.record(user, "approve" if approved else "reject", run=run, target=f"request {approval.request_id}",
+                 checkpoint_before=approval.checkpoint_id, details={"response": value, "reason": approval.reason})
+    if run.status == RunStatus.WAITING:
+        set_status(run, RunStatus.QUEUED, attempts=0)
+        run.save()
+        record_events(run, [status_event(run, RunStatus.QUEUED, action="approval")])
+        enqueue(run)
+    transaction.on_commit(live.broadcast_approvals_changed, robust=True)
+
+
+def _already_decided(approval: ApprovalRequest) -> str:
+    if approval.status == ApprovalStatus.CANCELLED:
+        return f"request {approval.request_id!r} was cancelled (its run was cancelled or resumed)"
+    who = approval.decided_by.get_username() if approval.decided_by else "the system (deadline)"
+    when = approval.decided_at.isoformat(timespec="seconds") if approval.decided_at else "earlier"
+    return f"request {approval.request_id!r} was already {approval.status} by {who} at {when}"
+
+
+def _response_value(workflow_name: str, approval: ApprovalRequest, approved: bool, response: Any) -> Any:
+    rtype = registry.response_type(workflow_name, approval.response_type)
+    if rtype is bool:
+        value: Any = approved
+    else:
+        value = dict(response) if isinstance(response, dict) else response
+        if value is None:
+            value = {}
+        if isinstance(value, dict) and "approved" in (approval.response_schema.get("properties") or {}):
+            value["approved"] = approved
+    try:
+        typed = registry.validate_value(rtype, value)
+    except registry.InputError as exc:
+        raise InvalidInput("the response does not fit the request", errors=exc.errors) from None
+    return registry.to_json(rtype, typed)
+
+
+# ---------------------------------------------------------------------------- claim & assign
+
+
+def approval_claim(request_id: str, *, user: Any, release: bool = False) -> ApprovalRequest:
+    """Take a pending request (others then cannot decide it), or give it back."""
+    authz.require(user, "claim", target=f"request {request_id}")
+    with transaction.atomic():
+        approval = _locked_approval(request_id)
+        if approval.status != ApprovalStatus.PENDING:
+            raise Conflict(_already_decided(approval))
+        if release:
+            if approval.claimed_by_id != user.pk:
+                raise Conflict(f"request {request_id!r} is not claimed by you")
+            approval.claimed_by, approval.claimed_at = None, None
+        else:
+            if approval.claimed_by_id and approval.claimed_by_id != user.pk:
+                raise Conflict(f"request {request_id!r} is already claimed by {approval.claimed_by.get_username()}")
+            approval.claimed_by, approval.claimed_at = user, now()
+        approval.save(update_fields=["claimed_by", "claimed_at"])
+        audit.record(user, "unclaim" if release else "claim", run=approval.run, target=f"request {request_id}")
+        transaction.on_commit(live.broadcast_approvals_changed, robust=True)
+    return approval
+
+
+def approval_assign(request_id: str, *, user: Any, assignee: Any = None, group: Any = None) -> ApprovalRequest:
+    """Assign a pending request to a user or a group (or clear the assignment)."""
+    authz.require(user, "assign", target=f"request {request_id}")
+    if assignee is not None and group is not None:
+        raise InvalidInput("assign to a user or a group, not both", errors={"assignee": "user or group"})
+    with transaction.atomic():
+        approval = _locked_approval(request_id)
+        if approval.status != ApprovalStatus.PENDING:
+            raise Conflict(_already_decided(approval))
+        approval.assigned_user, approval.assigned_group = assignee, group
+        approval.save(update_fields=["assigned_user", "assigned_group"])
+        audit.record(user, "assign", run=approval.run, target=f"request {request_id}",
+                     details={"user": assignee.get_username() if assignee else None,
+                              "group": group.name if group else None})
+        transaction.on_commit(live.broadcast_approvals_changed, robust=True)
+    return approval
+
+
+# ---------------------------------------------------------------------------------- deadlines
+
+
+def approvals_sweep() -> list[str]:
+    """Mark overdue requests (notifying once) and apply a configured default outcome.
+
+    Safe with any number of workers sweeping at once: each request is locked and re-checked,
+    so a default outcome is applied exactly once.
+    """
+    applied: list[str] = []
+    due = ApprovalRequest.objects.filter(
+        status=ApprovalStatus.PENDING, due_at__lte=now(), default_applied=False
+    ).values_list("request_id", flat=True)
+    for request_id in list(due[:500]):
+        with transaction.atomic():
+            approval = _locked_approval(request_id)
+            if approval.status != ApprovalStatus.PENDING or approval.default_applied:
+                continue
+            run = locked_run(approval.run_id)
+            rule = _rule(run.workflow_name)
+            if approval.overdue_at is None:
+                approval.overdue_at = now()
+                record_events(run, [{"type": "approval_overdue", "request_id": request_id}])
+                if rule is not None:
+                    _notify(approval, rule, "approval_overdue")
+            outcome = rule.default_outcome if rule is not None else ""
+            if outcome and run.status not in TERMINAL_RUN_STATUSES and approval.engine_run_id == run.engine_run_id:
+                approval.default_applied = True
+                approval.save(update_fields=["overdue_at", "default_applied"])
+                value = _response_value(run.workflow_name, approval, outcome == "approve", {})
+                _decide(approval, run, None, outcome == "approve", value, "deadline passed: default outcome")
+                applied.append(request_id)
+            else:
+                approval.default_applied = True  # overdue is recorded; nothing more to apply
+                approval.save(update_fields=["overdue_at", "default_applied"])
+            transaction.on_commit(live.broadcast_approvals_changed, robust=True)
+    return applied

@@ -1,0 +1,52 @@
+"""Who may do what. Roles are groups (Viewer, Operator, Approver, Admin, created by a data
+migration) holding these permissions; every service checks here, so views, the JSON API,
+consumers and the admin enforce the same rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..models import AuditEntry
+from . import audit
+from .errors import Forbidden
+
+__all__ = ["ACTION_PERMISSIONS", "can", "require"]
+
+ACTION_PERMISSIONS: dict[str, str] = {
+    "view": "dashboard.view_workflowrun",
+    "start": "dashboard.start_run",
+    "resume": "dashboard.operate_run",
+    "fork": "dashboard.operate_run",
+    "cancel": "dashboard.operate_run",
+    "retry": "dashboard.operate_run",
+    "approve": "dashboard.decide_approval",
+    "reject": "dashboard.decide_approval",
+    "claim": "dashboard.decide_approval",
+    "assign": "dashboard.decide_approval",
+    "prune": "dashboard.manage_retention",
+    "hold": "dashboard.manage_retention",
+    "release": "dashboard.manage_retention",
+    "policy_change": "dashboard.manage_retention",
+}
+
+
+def can(user: Any, action: str) -> bool:
+    """``user`` None is the system itself (workers, sweeper, scheduled retention)."""
+    if user is None:
+        return True
+    if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+        return False
+    return bool(user.has_perm(ACTION_PERMISSIONS[action]))
+
+
+def require(user: Any, action: str, *, run: Any = None, target: str = "") -> None:
+    """Raise Forbidden (and record the refusal) unless ``user`` may do ``action``.
+
+    Call it before opening the action's transaction: the refusal must be kept even though the
+    action does not happen.
+    """
+    if can(user, action):
+        return
+    audit.record(user, action, outcome=AuditEntry.DENIED, run=run, target=target)
+    who = user.get_username() if getattr(user, "is_authenticated", False) else "anonymous users"
+    raise Forbidden(f"{who} may not {action.replace('_', ' ')} (role required)")

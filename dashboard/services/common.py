@@ -1,0 +1,83 @@
+"""Helpers every service shares: time, status changes, events, locking, enqueueing."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from .. import live
+from ..embedded import enqueue_on_commit
+from ..models import TERMINAL_RUN_STATUSES, RunEvent, RunStatus, WorkflowRun
+from .errors import NotFound
+
+ACTIVE_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
+
+
+def now() -> dt.datetime:
+    return timezone.now()
+
+
+def lease_seconds() -> int:
+    return int(settings.SUPERSTEP_LEASE_SECONDS)
+
+
+def record_events(run: WorkflowRun, events: Iterable[dict[str, Any]]) -> list[RunEvent]:
+    """Append events to a run with gapless sequence numbers; the caller holds the run's row
+    lock (``select_for_update``) inside a transaction. Broadcast happens after commit."""
+    rows = []
+    seq = run.last_event_seq
+    stamp = now()
+    for event in events:
+        seq += 1
+        data = {k: v for k, v in event.items() if k != "type"}
+        rows.append(RunEvent(run=run, seq=seq, type=str(event["type"])[:100], data=data, created_at=stamp))
+    if not rows:
+        return []
+    RunEvent.objects.bulk_create(rows)
+    run.last_event_seq = seq
+    WorkflowRun.objects.filter(pk=run.pk).update(last_event_seq=seq)
+    payload = [live.event_payload(row) for row in rows]
+    transaction.on_commit(lambda: live.broadcast_run_events(run.pk, payload), robust=True)
+    return rows
+
+
+def status_event(run: WorkflowRun, status: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "run_status", "status": status, **extra}
+
+
+def locked_run(run_id: Any) -> WorkflowRun:
+    try:
+        return WorkflowRun.objects.select_for_update().get(pk=run_id)
+    except (WorkflowRun.DoesNotExist, ValidationError):
+        raise NotFound(f"no run with id {run_id}") from None
+
+
+def set_status(run: WorkflowRun, status: str, **fields: Any) -> None:
+    run.status = status
+    if status in TERMINAL_RUN_STATUSES:
+        run.finished_at = now()
+    else:
+        run.finished_at = None
+    for key, value in fields.items():
+        setattr(run, key, value)
+
+
+def is_user(user: Any) -> bool:
+    return bool(getattr(user, "is_authenticated", False))
+
+
+def username(user: Any) -> str | None:
+    return user.get_username() if getattr(user, "is_authenticated", False) else None
+
+
+def enqueue(run: WorkflowRun) -> None:
+    from ..tasks import execute_run
+
+    enqueue_on_commit(execute_run, str(run.pk))
+    transaction.on_commit(lambda: live.broadcast_run_changed(run.pk), robust=True)

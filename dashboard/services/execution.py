@@ -1,0 +1,288 @@
+"""The worker's side of a run: leases with fencing, execution plans, per-superstep commits,
+finishing an attempt, and the sweeper that recovers runs whose worker died."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import os
+import socket
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+
+from workflows import SplitCheckpoint, WorkflowCheckpoint
+
+from .. import live, registry
+from ..models import ApprovalRequest, ApprovalStatus, Checkpoint, RunStatus, WorkflowRun
+from ..storage import save_split
+from . import approvals
+from .common import ACTIVE_STATUSES, enqueue, lease_seconds, now, record_events, set_status, status_event
+from .errors import LeaseLost
+
+__all__ = [
+    "ExecutionPlan",
+    "Lease",
+    "checkpoint_commit",
+    "execution_plan",
+    "lease_acquire",
+    "lease_renew",
+    "run_finish",
+    "runs_sweep",
+    "worker_identity",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class Lease:
+    run_id: uuid.UUID
+    owner: str
+    epoch: int
+
+
+def worker_identity() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def lease_acquire(run_id: Any, owner: str) -> Lease | None:
+    """Take the run for this worker, or return None when there is nothing to do (finished,
+    waiting, or leased by a worker that is still alive). Idempotent: a duplicate task is a
+    no-op."""
+    moment = now()
+    with transaction.atomic():
+        try:
+            run = WorkflowRun.objects.select_for_update().get(pk=run_id)
+        except WorkflowRun.DoesNotExist:
+            return None
+        if run.status not in ACTIVE_STATUSES:
+            return None
+        if run.lease_owner and run.lease_expires_at and run.lease_expires_at > moment:
+            return None
+        takeover = run.status == RunStatus.RUNNING
+        run.fencing_epoch += 1
+        run.attempts += 1
+        run.lease_owner = owner
+        run.lease_expires_at = moment + dt.timedelta(seconds=lease_seconds())
+        run.started_at = run.started_at or moment
+        set_status(run, RunStatus.RUNNING)
+        run.save()
+        events = [status_event(run, RunStatus.RUNNING, attempt=run.attempts, worker=owner)]
+        if takeover:
+            events.insert(0, {"type": "run_recovered", "attempt": run.attempts, "worker": owner})
+        record_events(run, events)
+        transaction.on_commit(lambda: live.broadcast_run_changed(run.pk), robust=True)
+        return Lease(run.pk, owner, run.fencing_epoch)
+
+
+def fenced(lease: Lease) -> WorkflowRun:
+    run = WorkflowRun.objects.select_for_update().get(pk=lease.run_id)
+    if run.fencing_epoch != lease.epoch or run.lease_owner != lease.owner:
+        raise LeaseLost(f"run {lease.run_id}: lease epoch {lease.epoch} is no longer current")
+    if run.status != RunStatus.RUNNING:
+        raise LeaseLost(f"run {lease.run_id} is {run.status}; the worker stops")
+    return run
+
+
+def lease_renew(lease: Lease) -> None:
+    """Extend the lease. Raises LeaseLost when it was taken over or the run was cancelled."""
+    with transaction.atomic():
+        run = fenced(lease)
+        run.lease_expires_at = now() + dt.timedelta(seconds=lease_seconds())
+        WorkflowRun.objects.filter(pk=run.pk).update(
+            lease_expires_at=run.lease_expires_at, updated_at=now()
+        )
+
+
+@dataclasses.dataclass
+class ExecutionPlan:
+    """How the worker starts the engine for this attempt."""
+
+    workflow_name: str
+    engine_run_id: str
+    message: Any = None
+    checkpoint_id: str | None = None
+    responses: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def execution_plan(lease: Lease) -> ExecutionPlan:
+    """Fresh start from the input, or resume from the latest checkpoint with every decided
+    approval the checkpoint still waits for."""
+    run = WorkflowRun.objects.select_related("latest_checkpoint").get(pk=lease.run_id)
+    plan = ExecutionPlan(run.workflow_name, run.engine_run_id)
+    checkpoint = run.latest_checkpoint
+    if checkpoint is None:
+        start_type = registry.input_type(run.workflow_name)
+        plan.message = registry.validate_value(start_type, run.input)
+        return plan
+    plan.checkpoint_id = checkpoint.checkpoint_id
+    waiting_for = set(checkpoint.document.get("pending_request_ids", []))
+    decided = ApprovalRequest.objects.filter(
+        run=run,
+        status__in=[ApprovalStatus.APPROVED, ApprovalStatus.REJECTED],
+        engine_run_id=checkpoint.engine_run_id,
+        engine_request_id__in=waiting_for,
+    )
+    for approval in decided:
+        rtype = registry.response_type(run.workflow_name, approval.response_type)
+        plan.responses[approval.engine_request_id] = registry.validate_value(rtype, approval.response)
+    return plan
+
+
+def checkpoint_commit(
+    lease: Lease,
+    checkpoint: WorkflowCheckpoint,
+    piece: SplitCheckpoint,
+    events: list[dict[str, Any]],
+) -> None:
+    """One superstep's checkpoint, its events, new approval requests and the run's progress,
+    in one transaction, written only while this worker still holds the lease."""
+    new_requests = _approval_specs(lease, checkpoint)
+    with transaction.atomic():
+        run = fenced(lease)
+
+        def link(row: Checkpoint) -> None:
+            run.latest_checkpoint = row
+            run.current_superstep = checkpoint.iteration_count
+            run.lease_expires_at = now() + dt.timedelta(seconds=lease_seconds())
+            if checkpoint.run_id != run.engine_run_id:
+                run.engine_run_id = checkpoint.run_id
+            run.save()
+            for spec in new_requests:
+                request, created = ApprovalRequest.objects.get_or_create(
+                    request_id=spec["request_id"], defaults={**spec, "run": run, "checkpoint": row}
+                )
+                if created:
+                    approvals.approval_opened(request, run)
+
+        save_split(piece, run_id=run.pk, after=link)
+        kind = str(checkpoint.metadata.get("kind", "superstep"))
+        marker = {
+            "type": "superstep_completed" if kind == "superstep" else "checkpoint",
+            "kind": kind,
+            "iteration": checkpoint.iteration_count,
+            "checkpoint_id": checkpoint.checkpoint_id,
+            "size_bytes": piece.size_bytes,
+            "pending_requests": len(checkpoint.pending_request_info_events),
+        }
+        record_events(run, [*events, marker])
+        if new_requests:
+            transaction.on_commit(live.broadcast_approvals_changed, robust=True)
+
+
+def _approval_specs(lease: Lease, checkpoint: WorkflowCheckpoint) -> list[dict[str, Any]]:
+    existing = set(
+        ApprovalRequest.objects.filter(
+            run_id=lease.run_id, engine_run_id=checkpoint.run_id
+        ).values_list("engine_request_id", flat=True)
+    )
+    specs = []
+    for rid, event in checkpoint.pending_request_info_events.items():
+        if rid in existing:
+            continue
+        as_dict = event.to_dict()
+        specs.append(
+            {
+                "request_id": f"{checkpoint.run_id}:{rid}",
+                "engine_request_id": rid,
+                "engine_run_id": checkpoint.run_id,
+                "executor_id": event.source_executor_id,
+                "request_data": as_dict.get("data"),
+                "response_type": as_dict.get("response_type") or "",
+                "response_schema": registry.value_schema(event.response_type),
+            }
+        )
+    return specs
+
+
+def run_finish(
+    lease: Lease,
+    *,
+    outcome: str,
+    events: list[dict[str, Any]],
+    output: Any = None,
+    error: dict[str, str] | None = None,
+) -> None:
+    """Close this worker's attempt: completed, waiting (pending approvals) or failed."""
+    with transaction.atomic():
+        run = fenced(lease)
+        run.lease_owner, run.lease_expires_at = "", None
+        if outcome == RunStatus.WAITING and _has_undelivered_decisions(run):
+            # Someone decided while the run was still busy: go straight round again.
+            set_status(run, RunStatus.QUEUED, attempts=0)
+            enqueue(run)
+        elif outcome == RunStatus.FAILED:
+            error = error or {"type": "Error", "message": "the run failed", "traceback": ""}
+            set_status(
+                run,
+                RunStatus.FAILED,
+                error_type=error["type"][:200],
+                error_message=error["message"] or error["type"],
+                traceback=error.get("traceback", ""),
+            )
+        else:
+            set_status(run, outcome, attempts=0)
+            if outcome == RunStatus.COMPLETED:
+                run.output = output
+        run.save()
+        record_events(run, [*events, status_event(run, run.status)])
+        transaction.on_commit(lambda: live.broadcast_run_changed(run.pk), robust=True)
+
+
+def _has_undelivered_decisions(run: WorkflowRun) -> bool:
+    checkpoint = run.latest_checkpoint
+    if checkpoint is None:
+        return False
+    waiting_for = set(checkpoint.document.get("pending_request_ids", []))
+    return ApprovalRequest.objects.filter(
+        run=run,
+        status__in=[ApprovalStatus.APPROVED, ApprovalStatus.REJECTED],
+        engine_run_id=checkpoint.engine_run_id,
+        engine_request_id__in=waiting_for,
+    ).exists()
+
+
+def runs_sweep() -> list[str]:
+    """Recover runs whose worker died (lease expired) and queued runs whose task was lost;
+    fail runs that lost their worker too often. Returns the ids of runs enqueued again."""
+    moment = now()
+    requeued: list[str] = []
+    stale_queue = moment - dt.timedelta(seconds=2 * lease_seconds())
+    candidates = WorkflowRun.objects.filter(
+        Q(status=RunStatus.RUNNING, lease_expires_at__lt=moment)
+        | Q(status=RunStatus.QUEUED, updated_at__lt=stale_queue)
+    ).values_list("pk", flat=True)
+    for run_id in list(candidates[:500]):
+        with transaction.atomic():
+            run = WorkflowRun.objects.select_for_update().get(pk=run_id)
+            expired = run.status == RunStatus.RUNNING and run.lease_expires_at and run.lease_expires_at < moment
+            lost = run.status == RunStatus.QUEUED and run.updated_at < stale_queue
+            if not (expired or lost):
+                continue
+            if expired and run.attempts >= settings.SUPERSTEP_MAX_ATTEMPTS:
+                run.lease_owner, run.lease_expires_at = "", None
+                set_status(
+                    run,
+                    RunStatus.FAILED,
+                    error_type="WorkerLost",
+                    error_message=(
+                        f"the worker stopped responding {run.attempts} times (lease expired); "
+                        "retry the run to continue from its latest checkpoint"
+                    ),
+                )
+                run.save()
+                record_events(run, [status_event(run, RunStatus.FAILED, reason="worker lost")])
+                transaction.on_commit(lambda rid=run.pk: live.broadcast_run_changed(rid), robust=True)
+                continue
+            if expired:
+                run.lease_owner, run.lease_expires_at = "", None
+                set_status(run, RunStatus.QUEUED)
+                record_events(run, [{"type": "run_requeued", "reason": "lease expired"}])
+            run.save()  # also touches updated_at, so a lost task is not enqueued every sweep
+            enqueue(run)
+            requeued.append(str(run.pk))
+    return requeued
+
+

@@ -1,0 +1,289 @@
+"""Retention: the one service that prunes checkpoints and runs (admin action, management
+command and the periodic job all call ``checkpoint_prune``).
+
+Work happens in short batches: candidates are found run by run with keyset pagination (never a
+million ids in memory), and each batch deletes at most ``batch_size`` checkpoints in its own
+transaction, after locking the batch's runs and re-checking that they are still finished and
+not on hold. Protected always: runs that are queued, running or waiting; each run's newest and
+latest checkpoint; checkpoints an approval request was raised in; the origin checkpoint of a
+fork that exists; anything on hold. What was pruned leaves a trace: a ``checkpoints_pruned``
+event on the run's timeline, and an audit tombstone for a run removed whole.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import fnmatch
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from django.db import transaction
+
+from ..models import (
+    ApprovalRequest,
+    AuditEntry,
+    Checkpoint,
+    CheckpointBlob,
+    RetentionPolicy,
+    RunEvent,
+    WorkflowRun,
+)
+from ..storage import forget_known_blobs
+from . import audit, authz
+from .common import now, record_events
+from .errors import NotFound
+
+__all__ = ["PruneReport", "checkpoint_prune", "retention_preview"]
+
+BATCH_SIZE = 1000
+
+
+@dataclasses.dataclass
+class PruneReport:
+    """What one policy deleted, or with ``dry_run`` would delete."""
+
+    policy: str
+    dry_run: bool
+    runs: int = 0
+    checkpoints: int = 0
+    bytes: int = 0
+    batches: int = 0
+    longest_transaction_seconds: float = 0.0
+
+    @property
+    def megabytes(self) -> float:
+        return self.bytes / 1_000_000
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "megabytes": round(self.megabytes, 3)}
+
+
+def _policies(policy: RetentionPolicy | str | None) -> list[RetentionPolicy]:
+    if isinstance(policy, RetentionPolicy):
+        return [policy]
+    if isinstance(policy, str):
+        found = RetentionPolicy.objects.filter(name=policy).first()
+        if found is None:
+            raise NotFound(f"no retention policy named {policy!r}")
+        return [found]
+    return list(RetentionPolicy.objects.filter(enabled=True).order_by("name"))
+
+
+def retention_preview(policy: RetentionPolicy) -> PruneReport:
+    """What applying ``policy`` now would delete (counts and bytes), deleting nothing."""
+    return _prune_policy(policy, dry_run=True, batch_size=BATCH_SIZE)
+
+
+def checkpoint_prune(
+    *,
+    policy: RetentionPolicy | str | None = None,
+    dry_run: bool = False,
+    user: Any = None,
+    batch_size: int = BATCH_SIZE,
+) -> list[PruneReport]:
+    """Apply one policy (by object or name) or every enabled one.
+
+    Raises:
+        Forbidden: ``user`` may not prune (system calls pass None).
+        NotFound: no policy has that name.
+    """
+    authz.require(user, "prune", target=f"policy {policy or 'all enabled'}")
+    reports = []
+    for item in _policies(policy):
+        report = _prune_policy(item, dry_run=dry_run, batch_size=batch_size)
+        if not dry_run:
+            audit.record(user, "prune", target=f"policy {item.name}", details=report.as_dict())
+        reports.append(report)
+    return reports
+
+
+def _eligible_runs(policy: RetentionPolicy) -> Any:
+    names = [
+        name
+        for name in WorkflowRun.objects.values_list("workflow_name", flat=True).distinct()
+        if fnmatch.fnmatchcase(name, policy.workflow_pattern)
+    ]
+    return WorkflowRun.objects.filter(workflow_name__in=names, status=policy.status, on_hold=False)
+
+
+def _prune_policy(policy: RetentionPolicy, *, dry_run: bool, batch_size: int) -> PruneReport:
+    report = PruneReport(policy=policy.name, dry_run=dry_run)
+    runs = _eligible_runs(policy)
+    doomed: set[Any] = set()
+    if policy.delete_runs_older_than_days is not None:
+        cutoff = now() - dt.timedelta(days=policy.delete_runs_older_than_days)
+        for run_id in _keyset(runs.filter(finished_at__lt=cutoff), batch_size):
+            if _removable_whole(run_id):
+                doomed.add(run_id)
+                if dry_run:
+                    report.runs += 1
+                    stats = Checkpoint.objects.filter(run_id=run_id).values_list("size_bytes", flat=True)
+                    sizes = list(stats)
+                    report.checkpoints += len(sizes)
+                    report.bytes += sum(sizes)
+                else:
+                    _delete_run(run_id, policy, report, batch_size)
+    if policy.keep_last_checkpoints is None and policy.delete_checkpoints_older_than_days is None:
+        return report
+    batch: list[tuple[str, Any, int]] = []
+    for run_id in _keyset(runs, batch_size):
+        if run_id in doomed:
+            continue
+        for item in _run_candidates(run_id, policy, batch_size):
+            batch.append(item)
+            if len(batch) >= batch_size:
+                _apply(batch, policy, report, dry_run)
+                batch = []
+    if batch:
+        _apply(batch, policy, report, dry_run)
+    if not dry_run:
+        _collect_orphan_blobs(batch_size)
+    return report
+
+
+def _keyset(queryset: Any, size: int) -> Iterator[Any]:
+    """Primary keys of a queryset, fetched ``size`` at a time in key order."""
+    last = None
+    while True:
+        page = queryset.order_by("pk")
+        if last is not None:
+            page = page.filter(pk__gt=last)
+        keys = list(page.values_list("pk", flat=True)[:size])
+        yield from keys
+        if len(keys) < size:
+            return
+        last = keys[-1]
+
+
+def _protected_of_run(run_id: Any) -> set[str]:
+    keep = set(ApprovalRequest.objects.filter(run_id=run_id).values_list("checkpoint_id", flat=True))
+    keep.update(
+        c for c in WorkflowRun.objects.filter(parent_run_id=run_id).values_list("origin_checkpoint_id", flat=True) if c
+    )
+    latest = WorkflowRun.objects.filter(pk=run_id).values_list("latest_checkpoint_id", flat=True).first()
+    if latest:
+        keep.add(latest)
+    newest = Checkpoint.objects.filter(run_id=run_id).order_by("-created_at").values_list("pk", flat=True).first()
+    if newest:
+        keep.add(newest)
+    return keep
+
+
+def _removable_whole(run_id: Any) -> bool:
+    """A run with a live fork, or a held checkpoint, is kept whole."""
+    return not (
+        WorkflowRun.objects.filter(parent_run_id=run_id).exists()
+        or Checkpoint.objects.filter(run_id=run_id, on_hold=True).exists()
+    )
+
+
+def _run_candidates(run_id: Any, policy: RetentionPolicy, size: int) -> Iterator[tuple[str, Any, int]]:
+    protected = _protected_of_run(run_id)
+    rows = Checkpoint.objects.filter(run_id=run_id, on_hold=False)
+    if policy.delete_checkpoints_older_than_days is not None:
+        rows = rows.filter(created_at__lt=now() - dt.timedelta(days=policy.delete_checkpoints_older_than_days))
+    if policy.keep_last_checkpoints is not None:
+        newest = Checkpoint.objects.filter(run_id=run_id).order_by("-created_at", "-pk")
+        protected.update(newest.values_list("pk", flat=True)[: policy.keep_last_checkpoints])
+    last: tuple[Any, str] | None = None
+    while True:
+        page = rows.order_by("created_at", "pk")
+        if last is not None:
+            page = page.filter(created_at__gte=last[0]).exclude(created_at=last[0], pk__lte=last[1])
+        chunk = list(page.values_list("pk", "created_at", "size_bytes")[:size])
+        for checkpoint_id, _, size_bytes in chunk:
+            if checkpoint_id not in protected:
+                yield checkpoint_id, run_id, size_bytes
+        if len(chunk) < size:
+            return
+        last = (chunk[-1][1], chunk[-1][0])
+
+
+def _apply(batch: list[tuple[str, Any, int]], policy: RetentionPolicy, report: PruneReport, dry_run: bool) -> None:
+    if dry_run:
+        report.checkpoints += len(batch)
+        report.bytes += sum(size for _, _, size in batch)
+        return
+    started = time.perf_counter()
+    with transaction.atomic():
+        run_ids = sorted({run_id for _, run_id, _ in batch})
+        # Lock the runs (in key order, like every other locker) and re-check them: a run
+        # resumed, retried or put on hold since the batch was planned is left alone.
+        still = {
+            run.pk: run
+            for run in WorkflowRun.objects.select_for_update()
+            .filter(pk__in=run_ids, status=policy.status, on_hold=False)
+            .order_by("pk")
+        }
+        ids = [cid for cid, run_id, _ in batch if run_id in still and cid != still[run_id].latest_checkpoint_id]
+        in_use = set(ApprovalRequest.objects.filter(checkpoint_id__in=ids).values_list("checkpoint_id", flat=True))
+        ids = [cid for cid in ids if cid not in in_use]
+        sizes = dict(Checkpoint.objects.filter(pk__in=ids, on_hold=False).values_list("pk", "size_bytes"))
+        Checkpoint.blobs.through.objects.filter(checkpoint_id__in=list(sizes)).delete()
+        Checkpoint.objects.filter(pk__in=list(sizes)).delete()
+        per_run: dict[Any, int] = {}
+        for cid, run_id, _ in batch:
+            if cid in sizes:
+                per_run[run_id] = per_run.get(run_id, 0) + 1
+        for run_id, count in per_run.items():
+            record_events(still[run_id], [{"type": "checkpoints_pruned", "count": count,
+                                           "policy": policy.name, "at": now().isoformat()}])
+        report.checkpoints += len(sizes)
+        report.bytes += sum(sizes.values())
+    report.batches += 1
+    report.longest_transaction_seconds = max(report.longest_transaction_seconds, time.perf_counter() - started)
+
+
+def _delete_run(run_id: Any, policy: RetentionPolicy, report: PruneReport, batch_size: int) -> None:
+    """Delete a whole run in short transactions, leaving an audit tombstone."""
+    run = WorkflowRun.objects.filter(pk=run_id).first()
+    if run is None:
+        return
+    total = Checkpoint.objects.filter(run_id=run_id).count()
+    size = sum(Checkpoint.objects.filter(run_id=run_id).values_list("size_bytes", flat=True))
+    for model, field in ((RunEvent, "run_id"), (Checkpoint, "run_id")):
+        while True:
+            started = time.perf_counter()
+            with transaction.atomic():
+                if not WorkflowRun.objects.select_for_update().filter(pk=run_id, status=policy.status, on_hold=False).exists():
+                    return  # resumed or held meanwhile: stop here, what is left stays valid
+                keys = list(model.objects.filter(**{field: run_id}).exclude(
+                    **({"approval_requests__isnull": False} if model is Checkpoint else {})
+                ).exclude(**({"pk": run.latest_checkpoint_id} if model is Checkpoint and run.latest_checkpoint_id else {})
+                ).values_list("pk", flat=True)[:batch_size])
+                if model is Checkpoint:
+                    Checkpoint.blobs.through.objects.filter(checkpoint_id__in=keys).delete()
+                model.objects.filter(pk__in=keys).delete()
+            report.longest_transaction_seconds = max(report.longest_transaction_seconds, time.perf_counter() - started)
+            report.batches += 1
+            if len(keys) < batch_size:
+                break
+    started = time.perf_counter()
+    with transaction.atomic():
+        locked = WorkflowRun.objects.select_for_update().filter(pk=run_id, status=policy.status, on_hold=False).first()
+        if locked is None:
+            return
+        audit.record(None, "run_pruned", run=locked, outcome=AuditEntry.OK, target=f"run {run_id}",
+                     details={"policy": policy.name, "status": locked.status, "checkpoints": total, "bytes": size,
+                              "created_at": locked.created_at.isoformat(),
+                              "finished_at": locked.finished_at.isoformat() if locked.finished_at else None})
+        Checkpoint.blobs.through.objects.filter(checkpoint__run_id=run_id).delete()
+        locked.delete()
+    report.longest_transaction_seconds = max(report.longest_transaction_seconds, time.perf_counter() - started)
+    report.runs += 1
+    report.checkpoints += total
+    report.bytes += size
+
+
+def _collect_orphan_blobs(batch_size: int) -> None:
+    while True:
+        with transaction.atomic():
+            digests = list(
+                CheckpointBlob.objects.filter(checkpoints__isnull=True).values_list("pk", flat=True)[:batch_size]
+            )
+            forget_known_blobs(digests)
+            CheckpointBlob.objects.filter(pk__in=digests, checkpoints__isnull=True).delete()
+        if len(digests) < batch_size:
+            return
