@@ -76,7 +76,7 @@ def _encode(value: Any, registry: TypeRegistry) -> Any:
     if kind is int:
         return value if -_BIG_INT < value < _BIG_INT else {TAG: "int", "v": format(value, "x")}
     if kind is float:
-        return value if math.isfinite(value) else {TAG: "float", "v": repr(value)}
+        return value if _plain_float(value) else {TAG: "float", "v": repr(value)}
     if kind is list:
         return _encode_items(value, registry)
     if kind is dict:
@@ -91,6 +91,13 @@ _PLAIN_TYPES = frozenset({str, int, bool, type(None)})
 _STR_ONLY = {str}
 
 
+def _plain_float(value: float) -> bool:
+    """Floats that survive every JSON store as floats. NaN and infinities are not JSON;
+    PostgreSQL's jsonb keeps numbers as decimals, so -0.0 loses its sign and 1e16 comes back
+    as the integer 10000000000000000. Those are tagged with their exact text instead."""
+    return math.isfinite(value) and abs(value) < 1e16 and not (value == 0.0 and math.copysign(1.0, value) < 0)
+
+
 def _all_plain(values: Any) -> bool:
     """True when every value is a JSON scalar that encodes as itself. Checked with C-level
     builtins (map/set/join) because large flat lists and records dominate real states."""
@@ -102,7 +109,7 @@ def _all_plain(values: Any) -> bool:
     if kinds <= _PLAIN_TYPES:
         return str not in kinds or "\x00" not in "".join(v for v in values if type(v) is str)
     if float in kinds and kinds <= _PLAIN_TYPES | {float}:
-        return all(map(math.isfinite, (v for v in values if type(v) is float))) and (
+        return all(map(_plain_float, (v for v in values if type(v) is float))) and (
             str not in kinds or "\x00" not in "".join(v for v in values if type(v) is str)
         )
     return False
@@ -315,10 +322,16 @@ def _decode_int(text: str) -> int:
         raise CheckpointDecodeError("malformed 'int' tag") from None
 
 
+_FLOAT_TEXT = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|nan|inf|-inf")
+
+
 def _decode_float(text: str) -> float:
-    if text not in ("nan", "inf", "-inf"):
+    if len(text) > 40 or not _FLOAT_TEXT.fullmatch(text):
         raise CheckpointDecodeError(f"malformed 'float' tag {text!r}")
-    return float(text)
+    value = float(text)
+    if not math.isfinite(value) and text not in ("nan", "inf", "-inf"):
+        raise CheckpointDecodeError(f"'float' tag {text!r} overflows")
+    return value
 
 
 _SCALAR_DECODERS: dict[str, Callable[[str], Any]] = {

@@ -1,0 +1,151 @@
+"""dashboard/storage.py: ``DjangoCheckpointStorage`` on SQLite and on PostgreSQL.
+
+The engine's storage contract runs unchanged on both databases (``TestDjangoStorageContract``
+is collected twice, ``[sqlite]`` and ``[postgres]``), then what only this backend promises:
+large unchanged state stored once as a shared ``CheckpointBlob``, deletes that drop orphan
+blobs but keep shared ones, and checkpoints that an approval was raised in kept for good.
+
+Why ``transactional_db_alias`` (real commits) and not ``db_alias``: every storage method runs
+its ORM work through ``sync_to_async``, and with no enclosing ``async_to_sync`` asgiref runs
+that on its own single worker thread, i.e. on a *different* database connection from the
+test's. Inside pytest-django's per-test transaction the worker thread would neither see the
+test's rows nor be rolled back with them. With real commits both sides see the same data and
+the database is flushed afterwards. The fixture closes the worker thread's connections at the
+end of each test (from that thread), so PostgreSQL can drop the test database at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.db import connections
+
+from dashboard.models import ApprovalRequest, Checkpoint, CheckpointBlob, WorkflowRun
+from dashboard.storage import DjangoCheckpointStorage
+from workflows import CheckpointError, CheckpointNotFoundError
+from workflows.testing import CheckpointStorageContract, make_checkpoint
+
+BIG = {"payload": "z" * 64 * 1024}
+
+@pytest.fixture
+async def storage(transactional_db_alias: str) -> AsyncIterator[DjangoCheckpointStorage]:
+    yield DjangoCheckpointStorage(using=transactional_db_alias)
+    await sync_to_async(connections.close_all)()  # runs on the storage's worker thread
+
+
+class TestDjangoStorageContract(CheckpointStorageContract):
+    """The engine's own suite, bound to the module's ``storage`` fixture."""
+
+    @pytest.fixture
+    def storage(
+        self, storage: DjangoCheckpointStorage, request: pytest.FixtureRequest
+    ) -> DjangoCheckpointStorage:
+        return storage
+
+
+def count(model: Any, alias: str, **filters: Any) -> int:
+    return int(model.objects.using(alias).filter(**filters).count())
+
+
+async def test_storage_stores_unchanged_large_state_once_as_a_shared_blob(
+    storage: DjangoCheckpointStorage,
+) -> None:
+    alias = storage.using
+    for i in range(5):
+        await storage.save(
+            make_checkpoint(seconds=i, iteration_count=i, state={"big": BIG, "i": i},
+                            executor_states={"w": {"big": BIG}})
+        )
+
+    blobs = await sync_to_async(count)(CheckpointBlob, alias)
+    sizes = await sync_to_async(
+        lambda: list(Checkpoint.objects.using(alias).values_list("size_bytes", flat=True))
+    )()
+    rows = await sync_to_async(
+        lambda: [len(str(d)) for d in Checkpoint.objects.using(alias).values_list("document", flat=True)]
+    )()
+
+    assert blobs == 1  # state and executor state hold equal values: one row for both
+    assert len(sizes) == 5 and all(size > 64 * 1024 for size in sizes)  # logical size
+    assert max(rows) < 4 * 1024  # each checkpoint row holds a reference, not the 64 KiB
+
+
+async def test_storage_delete_removes_orphan_blobs_and_keeps_shared_ones(
+    storage: DjangoCheckpointStorage,
+) -> None:
+    alias = storage.using
+    own = {"only_first": "o" * 20_000}
+    first = make_checkpoint(seconds=1, state={"shared": BIG, "own": own})
+    second = make_checkpoint(seconds=2, state={"shared": BIG})
+    await storage.save(first)
+    await storage.save(second)
+    assert await sync_to_async(count)(CheckpointBlob, alias) == 2
+
+    assert await storage.delete(first.checkpoint_id)
+
+    assert await sync_to_async(count)(CheckpointBlob, alias) == 1  # "own" went with first
+    assert (await storage.load(second.checkpoint_id)).state["shared"] == BIG
+    assert await storage.delete(second.checkpoint_id)
+    assert await sync_to_async(count)(CheckpointBlob, alias) == 0
+
+
+async def test_storage_saves_a_blob_again_after_it_was_deleted(
+    storage: DjangoCheckpointStorage,
+) -> None:
+    # The process remembers blobs it stored; deleting the last user must make it forget.
+    first, second = make_checkpoint(seconds=1, state=BIG), make_checkpoint(seconds=2, state=BIG)
+    await storage.save(first)
+    await storage.delete(first.checkpoint_id)
+
+    await storage.save(second)
+
+    assert (await storage.load(second.checkpoint_id)).state == BIG
+
+
+async def test_storage_refuses_to_delete_a_checkpoint_an_approval_was_raised_in(
+    storage: DjangoCheckpointStorage,
+) -> None:
+    alias = storage.using
+    checkpoint = make_checkpoint(state={"big": BIG})
+    await storage.save(checkpoint)
+
+    def raise_approval() -> None:
+        run = WorkflowRun.objects.using(alias).create(workflow_name="return-replace")
+        ApprovalRequest.objects.using(alias).create(
+            request_id="lineage:req-1", engine_request_id="req-1", engine_run_id="lineage",
+            run=run, checkpoint_id=checkpoint.checkpoint_id, executor_id="hitl-gate",
+        )
+
+    await sync_to_async(raise_approval)()
+
+    with pytest.raises(CheckpointError, match="approval"):
+        await storage.delete(checkpoint.checkpoint_id)
+    assert (await storage.load(checkpoint.checkpoint_id)).state == {"big": BIG}
+    assert await sync_to_async(count)(CheckpointBlob, alias) == 1
+
+
+@pytest.mark.parametrize("value", [-0.0, 1e16, -2.5e22, 1e300, 1.5e-7, 0.1, 123456789.125])
+async def test_storage_restores_floats_exactly(
+    storage: DjangoCheckpointStorage, value: float
+) -> None:
+    checkpoint = make_checkpoint(state={"f": value, "big": {"f": value, "pad": "p" * 5000}})
+    await storage.save(checkpoint)
+
+    loaded = await storage.load(checkpoint.checkpoint_id)
+
+    assert repr(loaded.state["f"]) == repr(value)
+    assert repr(loaded.state["big"]["f"]) == repr(value)
+
+
+async def test_storage_treats_an_id_with_a_nul_byte_as_missing(
+    storage: DjangoCheckpointStorage,
+) -> None:
+    # PostgreSQL refuses NUL in a text parameter; the id can only be "not found".
+    await storage.save(make_checkpoint())
+
+    with pytest.raises(CheckpointNotFoundError):
+        await storage.load("abc\x00def")
+    assert await storage.delete("abc\x00def") is False
