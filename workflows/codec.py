@@ -24,6 +24,7 @@ import math
 import re
 import uuid
 from collections.abc import Callable
+from itertools import chain
 from typing import Any
 
 from .exceptions import CheckpointDecodeError, CheckpointEncodeError
@@ -89,6 +90,7 @@ def _encode(value: Any, registry: TypeRegistry) -> Any:
 
 _PLAIN_TYPES = frozenset({str, int, bool, type(None)})
 _STR_ONLY = {str}
+_DICT_ONLY = {dict}
 
 
 def _plain_float(value: float) -> bool:
@@ -100,24 +102,52 @@ def _plain_float(value: float) -> bool:
 
 def _all_plain(values: Any) -> bool:
     """True when every value is a JSON scalar that encodes as itself. Checked with C-level
-    builtins (map/set/join) because large flat lists and records dominate real states."""
+    builtins (map/filter/set/join) because large flat lists and records dominate real states."""
+    if not isinstance(values, list):
+        values = list(values)
     kinds = set(map(type, values))
     if kinds == _STR_ONLY:
         return "\x00" not in "".join(values)
-    if int in kinds and not all(-_BIG_INT < v < _BIG_INT for v in values if type(v) is int):
+    if not kinds <= _PLAIN_OR_FLOAT:
         return False
-    if kinds <= _PLAIN_TYPES:
-        return str not in kinds or "\x00" not in "".join(v for v in values if type(v) is str)
-    if float in kinds and kinds <= _PLAIN_TYPES | {float}:
-        return all(map(_plain_float, (v for v in values if type(v) is float))) and (
-            str not in kinds or "\x00" not in "".join(v for v in values if type(v) is str)
-        )
-    return False
+    if str in kinds and "\x00" in "".join(filter(_is_str, values)):
+        return False
+    if int in kinds:
+        ints = list(filter(_is_int, values))
+        if max(ints) >= _BIG_INT or min(ints) <= -_BIG_INT:
+            return False
+    return float not in kinds or _plain_floats(list(filter(_is_float, values)))
+
+
+def _plain_floats(floats: list[float]) -> bool:
+    """``_plain_float`` over many floats, with C-level builtins."""
+    if not all(map(math.isfinite, floats)) or max(map(abs, floats)) >= 1e16:
+        return False
+    return 0.0 not in floats or all(math.copysign(1.0, f) > 0 for f in floats if f == 0.0)
+
+
+def _plain_records(items: list[Any]) -> bool:
+    """A list of flat records (dicts of JSON scalars with ordinary string keys), the commonest
+    large state, checked in one pass of C-level iteration instead of one call per record."""
+    keys = list(chain.from_iterable(items))
+    if set(map(type, keys)) - _STR_ONLY or TAG in keys or "\x00" in "".join(keys):
+        return False
+    return _all_plain(list(chain.from_iterable(map(dict.values, items))))
+
+
+_PLAIN_OR_FLOAT = frozenset({str, int, bool, type(None), float})
+_is_str = str.__instancecheck__
+_is_int = int.__instancecheck__
+_is_float = float.__instancecheck__
 
 
 def _encode_items(items: Any, registry: TypeRegistry) -> list[Any]:
-    if type(items) is list and _all_plain(items):
-        return list(items)
+    if type(items) is list and items:
+        kinds = set(map(type, items))
+        if kinds <= _PLAIN_OR_FLOAT and _all_plain(items):
+            return list(items)
+        if kinds == _DICT_ONLY and _plain_records(items):
+            return list(map(dict, items))
     out = []
     for index, item in enumerate(items):
         try:
