@@ -41,6 +41,13 @@ def api_view(*methods: str) -> Callable[[View], View]:
         def inner(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             if not getattr(request.user, "is_authenticated", False):
                 return _error(401, "authentication required (session or Bearer token)")
+            # PostgreSQL text and jsonb cannot hold NUL: refuse it here, not with a DataError.
+            if "\x00" in request.path:
+                return _error(404, "no such resource (the path contains a NUL character)")
+            for key, value in request.GET.items():
+                if "\x00" in key or "\x00" in value:
+                    return _error(400, "parameters may not contain NUL characters",
+                                  {key.replace("\x00", "") or "query": "contains a NUL character"})
             try:
                 services.require(request.user, "view", target=request.path)
             except services.ServiceError as exc:
@@ -53,8 +60,14 @@ def api_view(*methods: str) -> Callable[[View], View]:
                     body = json.loads(request.body or b"{}")
                 except (ValueError, UnicodeDecodeError):
                     return _error(400, "the request body is not valid JSON", {"body": "invalid JSON"})
+                except RecursionError:
+                    return _error(400, "the request body is nested too deeply", {"body": "nested too deeply"})
                 if not isinstance(body, dict):
                     return _error(400, "the request body must be a JSON object", {"body": "not an object"})
+                field = _field_with_nul(body)
+                if field is not None:
+                    return _error(400, f"{field} may not contain NUL characters",
+                                  {field: "contains a NUL character"})
             try:
                 return view(request, body, *args, **kwargs)
             except services.ServiceError as exc:
@@ -63,6 +76,22 @@ def api_view(*methods: str) -> Callable[[View], View]:
         return inner
 
     return wrap
+
+
+def _field_with_nul(body: dict[str, Any]) -> str | None:
+    """The top-level field whose value holds a NUL character anywhere (keys included)."""
+    for name, value in body.items():
+        stack = [name, value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str) and "\x00" in item:
+                return name.replace("\x00", "") or "body"
+            if isinstance(item, dict):
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+    return None
 
 
 def _field(body: dict[str, Any], name: str, kind: type | tuple[type, ...], *, required: bool = True) -> Any:

@@ -13,7 +13,7 @@ Environment variables: ``DATABASE_URL``, ``REDIS_URL``, ``SECRET_KEY``, ``DEBUG`
 ``ALLOWED_HOSTS``, ``CSRF_TRUSTED_ORIGINS`` (comma-separated), ``TRUST_X_FORWARDED_PROTO``,
 ``SECURE_SSL_REDIRECT``, ``SECURE_HSTS_SECONDS``, ``SECURE_HSTS_PRELOAD``, ``STATIC_ROOT``,
 ``DATABASE_CONN_MAX_AGE``, ``LOG_LEVEL``, ``SUPERSTEP_EMBEDDED_WORKERS``,
-``SUPERSTEP_BACKGROUND_SERVICES``.
+``SUPERSTEP_BACKGROUND_SERVICES``, ``SUPERSTEP_LEASE_SECONDS``.
 """
 
 from __future__ import annotations
@@ -326,7 +326,9 @@ SUPERSTEP_WORKFLOWS: dict[str, str] = {
     "fail-at-step": "dashboard.demo_workflows.build_fail_at_step",
     "return-replace": "dashboard.demo_workflows.build_return_replace",
 }
-SUPERSTEP_LEASE_SECONDS = 30
+# How long a worker owns a run without renewing (it renews every third of it); a dead worker's
+# run is taken over this long after its last renewal.
+SUPERSTEP_LEASE_SECONDS = env_int("SUPERSTEP_LEASE_SECONDS", 30)
 SUPERSTEP_MAX_ATTEMPTS = 3
 # Threads that run tasks in embedded mode. SQLite has one writer, so more rarely helps.
 SUPERSTEP_EMBEDDED_WORKERS = env_int("SUPERSTEP_EMBEDDED_WORKERS", 2)

@@ -78,14 +78,18 @@ def save_split(
     using: str = "default",
     run_id: Any = None,
     after: Callable[[Checkpoint], None] | None = None,
+    trust_known_blobs: bool = True,
 ) -> Checkpoint:
     """Write one split checkpoint (blobs, row, blob links); call inside ``transaction.atomic``.
 
     ``after`` runs in the same transaction with the new row (services use it to update the run,
     write events and open approval requests atomically with the checkpoint).
+    ``trust_known_blobs=False`` sends every blob (existing rows are left alone) instead of
+    skipping those this process remembers storing, which retention in another process may have
+    deleted since: for callers that do not retry on ``IntegrityError`` (a fork).
     """
     record = piece.record
-    new_digests = [d for d in dict.fromkeys(piece.refs) if d not in _known]
+    new_digests = [d for d in dict.fromkeys(piece.refs) if not trust_known_blobs or d not in _known]
     if new_digests:
         CheckpointBlob.objects.using(using).bulk_create(
             [

@@ -12,7 +12,7 @@ import logging
 import traceback
 from typing import Any
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
 from django.db import IntegrityError
 
 from workflows import WorkflowCheckpoint, WorkflowEvent, WorkflowRunState, encode, split_checkpoint
@@ -31,7 +31,11 @@ def execute(run_id: str) -> None:
     lease = services.lease_acquire(run_id, services.worker_identity())
     if lease is None:
         return
-    asyncio.run(_drive(lease))
+    # Not asyncio.run: async_to_sync runs the engine's thread-sensitive database calls back on
+    # this thread, whose connections Celery (and the embedded pool) check and close around
+    # each task. Under asyncio.run they went to asgiref's shared executor thread, whose
+    # connection nobody checks: once the database dropped it, every later run failed.
+    async_to_sync(_drive)(lease)
 
 
 class _RunStorage(DjangoCheckpointStorage):

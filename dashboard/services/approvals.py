@@ -34,8 +34,10 @@ __all__ = [
 
 def _locked_approval(request_id: str) -> ApprovalRequest:
     try:
+        # PostgreSQL refuses FOR UPDATE on the nullable side of an outer join (decided_by,
+        # claimed_by, assigned_user): lock the request and its run only.
         return (
-            ApprovalRequest.objects.select_for_update()
+            ApprovalRequest.objects.select_for_update(of=("self", "run"))
             .select_related("run", "decided_by", "claimed_by", "assigned_user")
             .get(request_id=request_id)
         )
@@ -221,6 +223,8 @@ def _response_value(workflow_name: str, approval: ApprovalRequest, approved: boo
 def approval_claim(request_id: str, *, user: Any, release: bool = False) -> ApprovalRequest:
     """Take a pending request (others then cannot decide it), or give it back."""
     authz.require(user, "claim", target=f"request {request_id}")
+    if not release:
+        _refuse_by_rule(user, request_id, "claim")  # no claiming what one may not decide
     with transaction.atomic():
         approval = _locked_approval(request_id)
         if approval.status != ApprovalStatus.PENDING:

@@ -139,7 +139,7 @@ def checkpoint_commit(
 ) -> None:
     """One superstep's checkpoint, its events, new approval requests and the run's progress,
     in one transaction, written only while this worker still holds the lease."""
-    new_requests = _approval_specs(lease, checkpoint)
+    new_requests = _approval_specs(lease.run_id, checkpoint)
     with transaction.atomic():
         run = fenced(lease)
 
@@ -172,10 +172,10 @@ def checkpoint_commit(
             transaction.on_commit(live.broadcast_approvals_changed, robust=True)
 
 
-def _approval_specs(lease: Lease, checkpoint: WorkflowCheckpoint) -> list[dict[str, Any]]:
+def _approval_specs(run_id: Any, checkpoint: WorkflowCheckpoint) -> list[dict[str, Any]]:
     existing = set(
         ApprovalRequest.objects.filter(
-            run_id=lease.run_id, engine_run_id=checkpoint.run_id
+            run_id=run_id, engine_run_id=checkpoint.run_id
         ).values_list("engine_request_id", flat=True)
     )
     specs = []

@@ -22,6 +22,7 @@ from typing import Any
 from django.db import transaction
 
 from ..models import (
+    TERMINAL_RUN_STATUSES,
     ApprovalRequest,
     AuditEntry,
     Checkpoint,
@@ -105,7 +106,10 @@ def _eligible_runs(policy: RetentionPolicy) -> Any:
         for name in WorkflowRun.objects.values_list("workflow_name", flat=True).distinct()
         if fnmatch.fnmatchcase(name, policy.workflow_pattern)
     ]
-    return WorkflowRun.objects.filter(workflow_name__in=names, status=policy.status, on_hold=False)
+    # Final statuses only, whatever the policy's column says: active runs are protected always.
+    return WorkflowRun.objects.filter(
+        workflow_name__in=names, status=policy.status, on_hold=False
+    ).filter(status__in=TERMINAL_RUN_STATUSES)
 
 
 def _prune_policy(policy: RetentionPolicy, *, dry_run: bool, batch_size: int) -> PruneReport:
@@ -126,6 +130,8 @@ def _prune_policy(policy: RetentionPolicy, *, dry_run: bool, batch_size: int) ->
                 else:
                     _delete_run(run_id, policy, report, batch_size)
     if policy.keep_last_checkpoints is None and policy.delete_checkpoints_older_than_days is None:
+        if not dry_run:
+            _collect_orphan_blobs(batch_size)  # blobs only the deleted runs used
         return report
     batch: list[tuple[str, Any, int]] = []
     for run_id in _keyset(runs, batch_size):

@@ -12,7 +12,7 @@ from workflows import CheckpointDecodeError, CheckpointEncodeError, WorkflowChec
 from .. import live, registry
 from ..models import TERMINAL_RUN_STATUSES, ApprovalRequest, ApprovalStatus, Checkpoint, RunStatus, WorkflowRun
 from ..storage import save_split
-from . import audit, authz
+from . import approvals, audit, authz
 from .common import (
     ACTIVE_STATUSES,
     enqueue,
@@ -25,6 +25,7 @@ from .common import (
     username,
 )
 from .errors import Conflict, InvalidInput, NotFound
+from .execution import _approval_specs
 
 __all__ = ["run_cancel", "run_fork", "run_hold", "run_resume", "run_retry", "run_start"]
 
@@ -190,9 +191,14 @@ def run_fork(
             current_superstep=edited.iteration_count,
         )
         fork = WorkflowRun.objects.select_for_update().get(pk=fork.pk)
-        row = save_split(split_checkpoint(edited), run_id=fork.pk)
+        row = save_split(split_checkpoint(edited), run_id=fork.pk, trust_known_blobs=False)
         fork.latest_checkpoint = row
         fork.save()
+        # A fork of a paused checkpoint waits for decisions of its own, and its worker saves no
+        # new checkpoint that would raise them: raise the pending requests on its lineage now.
+        for spec in _approval_specs(fork.pk, edited):
+            approvals.approval_opened(ApprovalRequest.objects.create(**spec, run=fork, checkpoint=row), fork)
+            transaction.on_commit(live.broadcast_approvals_changed, robust=True)
         record_events(
             fork,
             [status_event(fork, RunStatus.QUEUED, by=username(user), action="fork",

@@ -22,10 +22,12 @@ test database only when some selected test uses it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -65,7 +67,7 @@ def secret_key() -> str:
     return "".join(secrets.choice(alphabet) for _ in range(50))
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def subprocess_env() -> Callable[..., dict[str, str]]:
     """Build the environment for a ``manage.py``/``celery``/``daphne`` child process.
 
@@ -109,3 +111,178 @@ _CONFIGURATION_VARIABLES = frozenset(
         "DATABASE_CONN_MAX_AGE",
     }
 )
+
+
+# ------------------------------------------------------------ services on either database
+#
+# Services, the worker and the embedded task threads use Django's ``default`` alias (they take
+# no ``using``). These fixtures run a test once on SQLite and once on PostgreSQL by making
+# ``default`` answer with the ``pg`` database for the duration of the test: in this thread the
+# ``pg`` connection itself answers to ``default`` (so a non-transactional test still rolls
+# back), and threads started meanwhile (the test's own, and a fresh embedded task pool) open a
+# connection of alias ``pg`` when they ask for ``default``. asgiref's one thread for
+# ``sync_to_async`` (the worker's database calls) lives for the whole session, so its
+# ``default`` connection is dropped on the way in and on the way out.
+
+
+@contextlib.contextmanager
+def _default_answers_with(alias: str) -> Iterator[None]:
+    from django.db import connections
+
+    from dashboard import embedded
+
+    if alias == "default":
+        yield
+        return
+    assert embedded.wait_for_background_tasks(60), "background tasks of an earlier test still run"
+    saved_connection = connections["default"]
+    saved_pool = embedded._pool
+    create = connections.create_connection
+    connections.create_connection = lambda name: create(alias if name == "default" else name)  # type: ignore[method-assign]
+    connections["default"] = connections[alias]
+    embedded._pool = None  # fresh task threads, which have no SQLite connection yet
+    _forget_default_in_sync_to_async_thread()
+    try:
+        yield
+    finally:
+        finished = embedded.wait_for_background_tasks(60)
+        # The pool whose threads hold ``alias`` connections stays idle for good.
+        embedded._pool = saved_pool
+        _forget_default_in_sync_to_async_thread()
+        connections["default"] = saved_connection
+        del connections.create_connection
+        assert finished, "background tasks still running at the end of the test"
+
+
+def _forget_default_in_sync_to_async_thread() -> None:
+    from asgiref.sync import SyncToAsync
+    from django.db import connections
+
+    def forget() -> None:
+        connections.close_all()
+        with contextlib.suppress(AttributeError):
+            del connections["default"]
+
+    SyncToAsync.single_thread_executor.submit(forget).result()
+
+
+@pytest.fixture(params=_on_each_database(transaction=False))
+def services_db(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Run the test on SQLite and on PostgreSQL *through the services* (which use ``default``);
+    yields the real alias. Like ``db``: each test rolls back."""
+    with _default_answers_with(request.param):
+        yield request.param
+
+
+@pytest.fixture(params=_on_each_database(transaction=True))
+def services_transactional_db(request: pytest.FixtureRequest) -> Iterator[str]:
+    """``services_db`` with real commits: ``on_commit`` work runs on the embedded task threads,
+    and threads the test starts see committed data."""
+    with _default_answers_with(request.param):
+        yield request.param
+
+
+@pytest.fixture(params=[pytest.param("pg", id="postgres", marks=[
+    pytest.mark.postgres, pytest.mark.django_db(databases=["pg"], transaction=True)])])
+def services_postgres_transactional_db(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Real commits on PostgreSQL only (races that need row locks SQLite does not have)."""
+    with _default_answers_with(request.param):
+        yield request.param
+
+
+@pytest.fixture
+def role_user() -> Callable[..., Any]:
+    """``role_user("ann", "Approver", is_staff=False)``: a user in one of the role groups.
+
+    The groups come from a data migration; a transactional test's flush removes them, so they
+    are created again here from the migration's own table when missing.
+    """
+    import importlib
+
+    from django.contrib.auth.models import Group, Permission, User
+
+    roles = importlib.import_module("dashboard.migrations.0003_roles_and_append_only_audit").ROLES
+
+    def group(name: str) -> Any:
+        found, created = Group.objects.get_or_create(name=name)
+        if created:
+            for code in roles[name]:
+                app_label, codename = code.split(".")
+                found.permissions.add(
+                    Permission.objects.get(content_type__app_label=app_label, codename=codename)
+                )
+        return found
+
+    def make(username: str, *role_names: str, is_staff: bool = False) -> Any:
+        user = User.objects.create_user(username, password=username, is_staff=is_staff)
+        for name in role_names:
+            user.groups.add(group(name))
+        return user
+
+    make.group = group  # type: ignore[attr-defined]
+    return make
+
+
+# ------------------------------------------------------------------------ dashboard pages
+# For tests/dashboard/test_web_*.py: signed-in clients by role, runs written straight to the
+# database for list pages, and real runs driven through the services and the worker.
+
+
+@pytest.fixture
+def client_as(role_user: Callable[..., Any]) -> Callable[..., Any]:
+    """``client_as("Operator")``: a test client signed in as a new user with those roles
+    (``client_as("Operator", "Approver", username="ann")``); ``client_as()`` has no role."""
+    from django.test import Client
+
+    def make(*roles: str, username: str | None = None) -> Any:
+        name = username or ("-".join(roles).lower() or "nobody")
+        client = Client()
+        client.user = role_user(name, *roles)  # type: ignore[attr-defined]
+        client.force_login(client.user)  # type: ignore[attr-defined]
+        return client
+
+    return make
+
+
+@pytest.fixture
+def make_run() -> Callable[..., Any]:
+    """``make_run(status="waiting", workflow_name="squares", ...)``: a run row, no engine."""
+    import datetime as dt
+    import uuid
+
+    from django.utils import timezone
+
+    from dashboard.models import TERMINAL_RUN_STATUSES, WorkflowRun
+
+    def make(**fields: Any) -> Any:
+        status = fields.setdefault("status", "completed")
+        fields.setdefault("workflow_name", "squares")
+        fields.setdefault("input", {"limit": 3})
+        fields.setdefault("engine_run_id", uuid.uuid4().hex)
+        created = fields.setdefault("created_at", timezone.now())
+        if status != "queued":
+            fields.setdefault("started_at", created + dt.timedelta(seconds=1))
+        if status in TERMINAL_RUN_STATUSES:
+            fields.setdefault("finished_at", created + dt.timedelta(seconds=5))
+        if status == "failed":
+            fields.setdefault("error_message", "boom")
+        return WorkflowRun.objects.create(**fields)
+
+    return make
+
+
+@pytest.fixture
+def drive() -> Callable[..., Any]:
+    """``drive(services.run_start, workflow_name=..., input=..., user=...)``: call a service
+    and wait for the background work it queued (transactional tests only); returns the
+    refreshed run."""
+    from dashboard import embedded
+    from dashboard.models import WorkflowRun
+
+    def call(service: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        result = service(*args, **kwargs)
+        assert embedded.wait_for_background_tasks(60), "the run did not settle in 60 s"
+        run_id = getattr(result, "run_id", None) or result.pk
+        return WorkflowRun.objects.get(pk=run_id)
+
+    return call

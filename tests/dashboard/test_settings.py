@@ -162,6 +162,20 @@ def test_settings_registry_names_every_demo_workflow(subprocess_env: EnvBuilder)
     assert all(path.startswith("dashboard.demo_workflows.") for path in registry.values())
 
 
+def test_settings_lease_seconds_come_from_the_environment(subprocess_env: EnvBuilder) -> None:
+    script = "import django; django.setup(); from django.conf import settings; " \
+        "print(settings.SUPERSTEP_LEASE_SECONDS)"
+
+    def lease(**env: str | None) -> str:
+        result = subprocess.run([sys.executable, "-c", script], env=subprocess_env(**env),
+                                cwd=BASE_DIR, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip().splitlines()[-1]
+
+    assert lease() == "30"
+    assert lease(SUPERSTEP_LEASE_SECONDS="3") == "3"
+
+
 def test_database_from_url_reads_a_postgres_url() -> None:
     database = database_from_url("postgres://app:p%40ss@db.internal:6543/superstep?sslmode=require")
 
