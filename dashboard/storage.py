@@ -72,6 +72,20 @@ def forget_known_blobs(digests: list[str]) -> None:
         _known.discard(digest)
 
 
+_UPSERT_FIELDS = [
+    "run",
+    "engine_run_id",
+    "workflow_name",
+    "superstep",
+    "previous_checkpoint_id",
+    "graph_signature_hash",
+    "document",
+    "size_bytes",
+    "pending_request_count",
+    "created_at",
+]
+
+
 def save_split(
     piece: SplitCheckpoint,
     *,
@@ -98,8 +112,7 @@ def save_split(
             ],
             ignore_conflicts=True,
         )
-    Checkpoint.objects.using(using).filter(checkpoint_id=record["checkpoint_id"]).delete()
-    row = Checkpoint.objects.using(using).create(
+    row = Checkpoint(
         checkpoint_id=record["checkpoint_id"],
         run_id=run_id,
         engine_run_id=record["run_id"],
@@ -111,6 +124,12 @@ def save_split(
         size_bytes=piece.size_bytes,
         pending_request_count=len(record.get("pending_request_ids", ())),
         created_at=dt.datetime.fromisoformat(record["timestamp"]),
+    )
+    # One upsert instead of delete-then-insert: the engine never saves an id twice, so paying
+    # for a delete (and its cascade lookups) on every superstep would be waste. A re-save of the
+    # same id replaces the row; links to blobs it no longer uses go when the checkpoint goes.
+    Checkpoint.objects.using(using).bulk_create(
+        [row], update_conflicts=True, unique_fields=["checkpoint_id"], update_fields=_UPSERT_FIELDS
     )
     if piece.refs:
         links = Checkpoint.blobs.through
