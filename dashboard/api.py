@@ -15,6 +15,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
+from django.views.csrf import csrf_failure as django_csrf_failure
 
 from . import registry, selectors, services
 from .models import ApprovalRequest, ApprovalStatus, Checkpoint, RunStatus, WorkflowRun
@@ -339,6 +340,16 @@ def retention_prune(request: HttpRequest, body: dict[str, Any]) -> HttpResponse:
         user=request.user,
     )
     return JsonResponse({"reports": [r.as_dict() for r in reports]})
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """The API answers a refused CSRF check in JSON like every other refusal (pages keep
+    Django's page). Anonymous callers are told to authenticate first."""
+    if not request.path.startswith("/api/"):
+        return django_csrf_failure(request, reason)
+    if not getattr(request.user, "is_authenticated", False):
+        return _error(401, "authentication required (session or Bearer token)")
+    return _error(403, f"CSRF check failed ({reason}); send the X-CSRFToken header or use a Bearer token")
 
 
 urlpatterns = [

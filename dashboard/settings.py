@@ -222,6 +222,7 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
+CSRF_FAILURE_VIEW = "dashboard.api.csrf_failure"
 
 # ------------------------------------------------------------------------------ i18n, static
 
