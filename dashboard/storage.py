@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, transaction
 from django.db.models import ProtectedError, RestrictedError
 
 from workflows import (
@@ -86,6 +86,36 @@ _UPSERT_FIELDS = [
 ]
 
 
+def _upsert_postgresql(row: Checkpoint, record_text: str, digests: list[str], using: str) -> None:
+    """The checkpoint row and its blob links in one statement (a data-modifying CTE): one round
+    trip per superstep instead of two, and the record's JSON text goes in as already written
+    instead of being serialized again."""
+    table = Checkpoint._meta.db_table
+    links = Checkpoint.blobs.through._meta.db_table
+    columns = [
+        "checkpoint_id", "run_id", "engine_run_id", "workflow_name", "superstep",
+        "previous_checkpoint_id", "graph_signature_hash", "document", "size_bytes",
+        "pending_request_count", "created_at", "on_hold",
+    ]
+    updates = ", ".join(
+        f"{c} = EXCLUDED.{c}" for c in columns if c not in ("checkpoint_id", "on_hold")
+    )
+    sql = (
+        f"WITH cp AS (INSERT INTO {table} ({', '.join(columns)}) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, false) "
+        f"ON CONFLICT (checkpoint_id) DO UPDATE SET {updates} RETURNING checkpoint_id) "
+        f"INSERT INTO {links} (checkpoint_id, checkpointblob_id) "
+        "SELECT cp.checkpoint_id, d FROM cp, unnest(%s::text[]) AS d ON CONFLICT DO NOTHING"
+    )
+    params = [
+        row.checkpoint_id, row.run_id, row.engine_run_id, row.workflow_name, row.superstep,
+        row.previous_checkpoint_id, row.graph_signature_hash, record_text, row.size_bytes,
+        row.pending_request_count, row.created_at, digests,
+    ]
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, params)
+
+
 def save_split(
     piece: SplitCheckpoint,
     *,
@@ -128,18 +158,20 @@ def save_split(
     # One upsert instead of delete-then-insert: the engine never saves an id twice, so paying
     # for a delete (and its cascade lookups) on every superstep would be waste. A re-save of the
     # same id replaces the row; links to blobs it no longer uses go when the checkpoint goes.
-    Checkpoint.objects.using(using).bulk_create(
-        [row], update_conflicts=True, unique_fields=["checkpoint_id"], update_fields=_UPSERT_FIELDS
-    )
-    if piece.refs:
-        links = Checkpoint.blobs.through
-        links.objects.using(using).bulk_create(
-            [
-                links(checkpoint_id=row.checkpoint_id, checkpointblob_id=d)
-                for d in dict.fromkeys(piece.refs)
-            ],
-            ignore_conflicts=True,
+    digests = list(dict.fromkeys(piece.refs))
+    if connections[using].vendor == "postgresql":
+        _upsert_postgresql(row, piece.record_text, digests, using)
+    else:
+        Checkpoint.objects.using(using).bulk_create(
+            [row], update_conflicts=True, unique_fields=["checkpoint_id"], update_fields=_UPSERT_FIELDS
         )
+        if digests:
+            links = Checkpoint.blobs.through
+            links.objects.using(using).bulk_create(
+                [links(checkpoint_id=row.checkpoint_id, checkpointblob_id=d) for d in digests],
+                ignore_conflicts=True,
+            )
+    row._state.adding, row._state.db = False, using
     if after is not None:
         after(row)
 
