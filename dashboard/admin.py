@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import Model
 from django.http import HttpRequest
 
@@ -142,6 +143,16 @@ class RunEventAdmin(ReadOnlyAdmin):
     show_full_result_count = False
 
 
+def _refuse_policy_change(request: HttpRequest, object_id: str | None) -> None:
+    """Django's own permission check would answer 403 without a trace; an attempt to change a
+    policy goes through the service check first, so the refusal is in the audit log."""
+    if request.method == "POST" and not services.can(request.user, "policy_change"):
+        try:
+            services.require(request.user, "policy_change", target=f"policy {object_id or '(new)'}")
+        except services.Forbidden as exc:
+            raise PermissionDenied(exc.message) from None
+
+
 @admin.register(RetentionPolicy)
 class RetentionPolicyAdmin(_ModelAdmin):
     """Policies are edited here; every change is audited, and each row previews what it would
@@ -157,6 +168,20 @@ class RetentionPolicyAdmin(_ModelAdmin):
     def preview(self, policy: RetentionPolicy) -> str:
         report = services.retention_preview(policy)
         return f"{report.runs} runs, {report.checkpoints} checkpoints, {report.megabytes:.2f} MB"
+
+    def changeform_view(self, request: HttpRequest, object_id: str | None = None, form_url: str = "",
+                        extra_context: dict[str, Any] | None = None) -> Any:
+        _refuse_policy_change(request, object_id)
+        return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def delete_view(self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None) -> Any:
+        _refuse_policy_change(request, object_id)
+        return super().delete_view(request, object_id, extra_context)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        for obj in queryset:  # the bulk "delete selected" action is a policy change too
+            services.audit.record(request.user, "policy_change", target=f"policy {obj.name}", details={"deleted": True})
+        super().delete_queryset(request, queryset)
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         services.require(request.user, "policy_change", target=f"policy {obj.name}")
@@ -212,6 +237,4 @@ class AuditEntryAdmin(ReadOnlyAdmin):
     date_hierarchy = "created_at"
     ordering = ("-created_at", "-id")
     show_full_result_count = False
-
-    def get_actions(self, request: HttpRequest) -> Any:
-        return {}  # not even the built-in bulk delete
+    actions = None  # not even the built-in bulk delete

@@ -42,8 +42,11 @@ def deliver(notification_id: int) -> bool:
     """Try to send one notification; True once it is sent. Idempotent: a sent one is skipped,
     and a row is locked while it is being sent so two workers never send it twice."""
     with transaction.atomic():
+        # of=("self",): lock only this row. Locking the joined request and run too would make
+        # SKIP LOCKED skip the notification whenever a worker holds the run row (or a sibling
+        # notification of the same request is being sent), leaving it for a retry sweep.
         note = (
-            Notification.objects.select_for_update(skip_locked=True)
+            Notification.objects.select_for_update(skip_locked=True, of=("self",))
             .select_related("request__run")
             .filter(pk=notification_id, sent_at__isnull=True)
             .first()

@@ -10,6 +10,7 @@ function run through ``sync_to_async``, one transaction per save.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import threading
 from collections import OrderedDict
@@ -86,12 +87,16 @@ _UPSERT_FIELDS = [
 ]
 
 
-def _upsert_postgresql(row: Checkpoint, record_text: str, digests: list[str], using: str) -> None:
-    """The checkpoint row and its blob links in one statement (a data-modifying CTE): one round
-    trip per superstep instead of two, and the record's JSON text goes in as already written
-    instead of being serialized again."""
+def _upsert_postgresql(
+    row: Checkpoint, record_text: str, digests: list[str], new_blobs: dict[str, str], using: str
+) -> None:
+    """New blobs, the checkpoint row and its blob links in one statement (data-modifying CTEs):
+    one round trip per superstep, atomic even outside a transaction, and the JSON goes in as
+    already written instead of being serialized again. (Django's foreign keys on PostgreSQL are
+    checked at commit, so the links may name blobs inserted by the same statement.)"""
     table = Checkpoint._meta.db_table
     links = Checkpoint.blobs.through._meta.db_table
+    blobs = CheckpointBlob._meta.db_table
     columns = [
         "checkpoint_id", "run_id", "engine_run_id", "workflow_name", "superstep",
         "previous_checkpoint_id", "graph_signature_hash", "document", "size_bytes",
@@ -101,13 +106,18 @@ def _upsert_postgresql(row: Checkpoint, record_text: str, digests: list[str], us
         f"{c} = EXCLUDED.{c}" for c in columns if c not in ("checkpoint_id", "on_hold")
     )
     sql = (
-        f"WITH cp AS (INSERT INTO {table} ({', '.join(columns)}) "
+        f"WITH b AS (INSERT INTO {blobs} (digest, data, size_bytes, created_at) "
+        "SELECT d, j::jsonb, n, %s FROM unnest(%s::text[], %s::text[], %s::int[]) AS t(d, j, n) "
+        "ON CONFLICT DO NOTHING), "
+        f"cp AS (INSERT INTO {table} ({', '.join(columns)}) "
         "VALUES (%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, false) "
         f"ON CONFLICT (checkpoint_id) DO UPDATE SET {updates} RETURNING checkpoint_id) "
         f"INSERT INTO {links} (checkpoint_id, checkpointblob_id) "
         "SELECT cp.checkpoint_id, d FROM cp, unnest(%s::text[]) AS d ON CONFLICT DO NOTHING"
     )
     params = [
+        row.created_at, list(new_blobs), list(new_blobs.values()),
+        [len(text) for text in new_blobs.values()],
         row.checkpoint_id, row.run_id, row.engine_run_id, row.workflow_name, row.superstep,
         row.previous_checkpoint_id, row.graph_signature_hash, record_text, row.size_bytes,
         row.pending_request_count, row.created_at, digests,
@@ -134,7 +144,8 @@ def save_split(
     """
     record = piece.record
     new_digests = [d for d in dict.fromkeys(piece.refs) if not trust_known_blobs or d not in _known]
-    if new_digests:
+    postgres = connections[using].vendor == "postgresql"
+    if new_digests and not postgres:
         CheckpointBlob.objects.using(using).bulk_create(
             [
                 CheckpointBlob(digest=d, data=loads(piece.blobs[d]), size_bytes=len(piece.blobs[d]))
@@ -159,8 +170,8 @@ def save_split(
     # for a delete (and its cascade lookups) on every superstep would be waste. A re-save of the
     # same id replaces the row; links to blobs it no longer uses go when the checkpoint goes.
     digests = list(dict.fromkeys(piece.refs))
-    if connections[using].vendor == "postgresql":
-        _upsert_postgresql(row, piece.record_text, digests, using)
+    if postgres:
+        _upsert_postgresql(row, piece.record_text, digests, {d: piece.blobs[d] for d in new_digests}, using)
     else:
         Checkpoint.objects.using(using).bulk_create(
             [row], update_conflicts=True, unique_fields=["checkpoint_id"], update_fields=_UPSERT_FIELDS
@@ -227,8 +238,10 @@ class DjangoCheckpointStorage:
         written = len(piece.record_text) + sum(
             len(piece.blobs[d]) for d in dict.fromkeys(piece.refs) if d not in _known
         )
+        # On PostgreSQL a save is one statement, atomic by itself: no BEGIN/COMMIT round trips.
+        single = connections[self.using].vendor == "postgresql"
         try:
-            with transaction.atomic(using=self.using):
+            with contextlib.nullcontext() if single else transaction.atomic(using=self.using):
                 save_split(piece, using=self.using)
         except IntegrityError:
             # A blob this process believed stored was deleted by retention meanwhile.

@@ -122,7 +122,7 @@ def execution_plan(lease: Lease) -> ExecutionPlan:
     decided = ApprovalRequest.objects.filter(
         run=run,
         status__in=[ApprovalStatus.APPROVED, ApprovalStatus.REJECTED],
-        engine_run_id=checkpoint.engine_run_id,
+        engine_run_id=run.engine_run_id,  # a resumed branch asks again
         engine_request_id__in=waiting_for,
     )
     for approval in decided:
@@ -239,7 +239,7 @@ def _has_undelivered_decisions(run: WorkflowRun) -> bool:
     return ApprovalRequest.objects.filter(
         run=run,
         status__in=[ApprovalStatus.APPROVED, ApprovalStatus.REJECTED],
-        engine_run_id=checkpoint.engine_run_id,
+        engine_run_id=run.engine_run_id,
         engine_request_id__in=waiting_for,
     ).exists()
 
