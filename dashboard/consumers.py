@@ -4,6 +4,14 @@
 reconnects: the client says the last sequence number it has, the consumer replays what came
 after from ``RunEvent`` and then relays live messages, filling any gap from the database.
 ``/ws/runs/`` and ``/ws/approvals/`` tell list pages that something changed.
+
+Browser pages add ``?view=html``. Then ``/ws/runs/<id>/`` sends, instead of JSON events,
+what the page shows: the new event-log rows rendered by the page's own template (one
+``{"type": "html"}`` message per batch, carrying the last sequence number), each executor's
+state for the graph, and the run's header, outcome, details and timeline drawn again after
+events that change them (``dashboard.web.run_page.live_messages``). ``/ws/runs/`` sends
+``{"type": "runs_refresh"}`` at most once a second however many runs change, so the runs list
+reloads its table without a storm of requests.
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404
 CLOSE_TOO_BIG = 1009
+# The runs list reloads its table at most this often (seconds), leading and trailing edge.
+RUNS_REFRESH_INTERVAL = 1.0
 
 
 class _Authenticated(AsyncJsonWebsocketConsumer):
@@ -67,6 +77,7 @@ class RunConsumer(_Authenticated):
         self.run_id = str(self.scope["url_route"]["kwargs"]["run_id"])
         self.group = live.run_group(self.run_id)
         self.last_seq = _after(self.scope)
+        self.html = _view(self.scope) == "html"
         run = await database_sync_to_async(selectors.run_get)(self.run_id)
         return run is not None
 
@@ -84,16 +95,30 @@ class RunConsumer(_Authenticated):
         fetch = database_sync_to_async(selectors.run_events_after)
         while True:
             rows = await fetch(self.run_id, self.last_seq)
-            for row in rows:
-                await self._send_event(live.event_payload(row))
+            if self.html:
+                if rows:
+                    await self._send_html(rows)
+            else:
+                for row in rows:
+                    await self._send_event(live.event_payload(row))
             if len(rows) < selectors.REPLAY_BATCH:
                 return
+
+    async def _send_html(self, rows: list[Any]) -> None:
+        from .web.run_page import live_messages
+
+        self.last_seq = rows[-1].seq
+        for message in await database_sync_to_async(live_messages)(self.run_id, rows):
+            await self.send_json(message)
 
     async def _send_event(self, event: dict[str, Any]) -> None:
         self.last_seq = event["seq"]
         await self.send_json({"type": "event", "run_id": self.run_id, **event})
 
     async def run_events(self, message: dict[str, Any]) -> None:
+        if self.html:
+            await self._catch_up()  # the page's rows are rendered from the database anyway
+            return
         for event in message["events"]:
             if event["seq"] <= self.last_seq:
                 continue  # already sent by a replay
@@ -109,8 +134,32 @@ class RunConsumer(_Authenticated):
 class RunsConsumer(_Authenticated):
     group = live.RUNS_GROUP
 
+    async def allowed(self) -> bool:
+        self.html = _view(self.scope) == "html"
+        self._refresh: asyncio.Task[None] | None = None
+        self._refreshed_at = float("-inf")
+        return True
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "_refresh", None) is not None:
+            self._refresh.cancel()  # type: ignore[union-attr]
+        await super().disconnect(code)
+
     async def runs_changed(self, message: dict[str, Any]) -> None:
-        await self.send_json({"type": "run_changed", "run_id": message["run_id"]})
+        if not self.html:
+            await self.send_json({"type": "run_changed", "run_id": message["run_id"]})
+            return
+        if self._refresh is not None and not self._refresh.done():
+            return  # a refresh is already on its way and will show this change too
+        loop = asyncio.get_running_loop()
+        wait = max(0.0, self._refreshed_at + RUNS_REFRESH_INTERVAL - loop.time())
+        self._refresh = asyncio.ensure_future(self._send_refresh(wait))
+
+    async def _send_refresh(self, wait: float) -> None:
+        if wait:
+            await asyncio.sleep(wait)
+        self._refreshed_at = asyncio.get_running_loop().time()
+        await self.send_json({"type": "runs_refresh"})
 
 
 class ApprovalsConsumer(_Authenticated):
@@ -133,6 +182,11 @@ def _may_view(user: Any, path: str) -> bool:
     except ServiceError:
         return False
     return True
+
+
+def _view(scope: dict[str, Any]) -> str:
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    return str(query.get("view", [""])[0])
 
 
 def _after(scope: dict[str, Any]) -> int:

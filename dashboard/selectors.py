@@ -28,7 +28,9 @@ __all__ = [
     "approval_pending",
     "checkpoint_document",
     "checkpoint_get",
+    "checkpoint_get_any",
     "checkpoint_superstep",
+    "executors_completed",
     "executors_run_after",
     "pending_approval_count",
     "pending_approvals_by_run",
@@ -221,9 +223,12 @@ def pending_approvals_by_run(run_ids: list[Any]) -> dict[Any, list[ApprovalReque
     return found
 
 
-def run_events_tail(run_id: Any, limit: int) -> list[RunEvent]:
-    """The last ``limit`` events of a run, in order."""
-    rows = list(RunEvent.objects.filter(run_id=run_id).order_by("-seq")[:limit])
+def run_events_tail(run_id: Any, limit: int, *, up_to: int | None = None) -> list[RunEvent]:
+    """The last ``limit`` events of a run (up to ``seq == up_to``), in order."""
+    events = RunEvent.objects.filter(run_id=run_id)
+    if up_to is not None:
+        events = events.filter(seq__lte=up_to)
+    rows = list(events.order_by("-seq")[:limit])
     rows.reverse()
     return rows
 
@@ -244,6 +249,16 @@ EXECUTOR_EVENT_TYPES = (
     "request_info",
     "run_status",
 )
+
+
+def executors_completed(run_id: Any, names: list[str]) -> list[str]:
+    """Which of these executors completed at least once in the run."""
+    if not names:
+        return []
+    rows = RunEvent.objects.filter(
+        run_id=run_id, type="executor_completed", data__executor_id__in=names
+    ).values_list("data__executor_id", flat=True)
+    return sorted({str(name) for name in rows})
 
 
 def run_executor_events(run_id: Any, limit: int = 4000) -> list[tuple[str, Any, Any, Any]]:
@@ -303,7 +318,9 @@ def run_children(run_id: Any) -> list[WorkflowRun]:
     """Runs forked from this one, oldest first."""
     return list(
         WorkflowRun.objects.filter(parent_run_id=run_id)
-        .only("id", "status", "workflow_name", "origin_checkpoint_id", "created_at", "parent_run_id")
+        .only(
+            "id", "status", "workflow_name", "origin_checkpoint_id", "created_at", "parent_run_id"
+        )
         .order_by("created_at")
     )
 
@@ -314,6 +331,15 @@ def checkpoint_get(run_id: Any, checkpoint_id: str) -> Checkpoint | None:
     if "\x00" in checkpoint_id:
         return None
     return Checkpoint.objects.filter(run_id=run_id, checkpoint_id=checkpoint_id).first()
+
+
+def checkpoint_get_any(checkpoint_id: str) -> Checkpoint | None:
+    """A checkpoint by id whatever run it belongs to (a fork's origin is in its parent)."""
+    if not isinstance(checkpoint_id, str) or not 0 < len(checkpoint_id) <= 128:
+        return None
+    if "\x00" in checkpoint_id:
+        return None
+    return Checkpoint.objects.filter(checkpoint_id=checkpoint_id).first()
 
 
 def checkpoint_superstep(checkpoint_id: str | None) -> int | None:
@@ -371,33 +397,34 @@ def approval_get(request_id: str) -> ApprovalRequest | None:
 
 def storage_by_workflow() -> list[dict[str, Any]]:
     """Checkpoint count and bytes (as written, before blob sharing) per workflow."""
-    return list(
+    rows = (
         Checkpoint.objects.values("workflow_name")
         .annotate(checkpoints=Count("checkpoint_id"), bytes=Sum("size_bytes"))
         .order_by("-bytes")
     )
+    return [dict(row) for row in rows]
 
 
 def storage_by_status() -> list[dict[str, Any]]:
     """Checkpoint count and bytes per status of the run they belong to."""
-    return list(
+    rows = (
         Checkpoint.objects.values(status=F("run__status"))
         .annotate(checkpoints=Count("checkpoint_id"), bytes=Sum("size_bytes"))
         .order_by("-bytes")
     )
+    return [dict(row) for row in rows]
 
 
 def storage_largest_runs(limit: int = 10) -> list[dict[str, Any]]:
     """The runs whose checkpoints take the most bytes."""
-    rows = list(
-        Checkpoint.objects.filter(run__isnull=False)
+    rows: list[dict[str, Any]] = [
+        dict(row)
+        for row in Checkpoint.objects.filter(run__isnull=False)
         .values("run_id")
         .annotate(checkpoints=Count("checkpoint_id"), bytes=Sum("size_bytes"))
         .order_by("-bytes")[:limit]
-    )
-    runs = WorkflowRun.objects.in_bulk(
-        [row["run_id"] for row in rows], field_name="pk"
-    ) if rows else {}
+    ]
+    runs = WorkflowRun.objects.in_bulk([row["run_id"] for row in rows]) if rows else {}
     for row in rows:
         row["run"] = runs.get(row["run_id"])
     return rows
@@ -405,7 +432,9 @@ def storage_largest_runs(limit: int = 10) -> list[dict[str, Any]]:
 
 def storage_totals() -> dict[str, int]:
     """Checkpoints and their bytes as written, and what the shared blob table really holds."""
-    checkpoints = Checkpoint.objects.aggregate(count=Count("checkpoint_id"), bytes=Sum("size_bytes"))
+    checkpoints = Checkpoint.objects.aggregate(
+        count=Count("checkpoint_id"), bytes=Sum("size_bytes")
+    )
     blobs = CheckpointBlob.objects.aggregate(count=Count("digest"), bytes=Sum("size_bytes"))
     return {
         "checkpoints": checkpoints["count"] or 0,

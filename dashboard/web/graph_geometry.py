@@ -273,7 +273,7 @@ def _node_width(label: str) -> float:
 
 def _num(value: float) -> str:
     text = f"{value:.1f}"
-    text = text[:-2] if text.endswith(".0") else text
+    text = text.removesuffix(".0")
     return "0" if text == "-0" else text
 
 

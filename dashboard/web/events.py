@@ -1,0 +1,183 @@
+"""A run event as one readable line of the event log (``dashboard/_event_rows.html``).
+
+Events are what the engine and the services recorded (``RunEvent``): type plus JSON data. The
+log shows a sentence per event and, folded away, the data itself (codec tags made readable).
+Every piece of text here is plain text; the template escapes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from typing import Any
+
+from django.utils import timezone
+
+from dashboard.models import RunEvent
+from dashboard.web.display import readable, short_type_name
+
+__all__ = ["EventView", "describe_event", "event_views"]
+
+DETAILS_LIMIT = 4000
+# Events whose data says more than their one line (payloads, errors, reasons); the others'
+# data is exactly what the line says, and a "Data" toggle on every row is noise.
+_PLAIN = frozenset(
+    {
+        "executor_invoked",
+        "executor_completed",
+        "superstep_started",
+        "superstep_completed",
+        "checkpoint",
+        "status",
+        "started",
+        "run_forked",
+        "run_status",
+    }
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class EventView:
+    seq: int
+    type: str
+    created_at: dt.datetime
+    summary: str
+    tone: str  # "", "success", "danger", "warning", "info": the badge colour
+    details: str
+    link_run: str = ""
+
+    # Formatted here, not with the template's date filter: a log shows hundreds of rows.
+    @property
+    def time_iso(self) -> str:
+        return self.created_at.isoformat()
+
+    @property
+    def time_short(self) -> str:
+        return timezone.localtime(self.created_at).strftime("%H:%M:%S")
+
+    @property
+    def time_title(self) -> str:
+        return timezone.localtime(self.created_at).strftime("%Y-%m-%d %H:%M:%S.%f %Z")
+
+
+def _text(value: Any, limit: int = 120) -> str:
+    text = value if isinstance(value, str) else json.dumps(readable(value), ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _status(data: dict[str, Any]) -> tuple[str, str]:
+    status = str(data.get("status", ""))
+    parts = [f"Run {status}"]
+    if data.get("action"):
+        parts.append(f"({data['action']}")
+        if data.get("superstep") is not None:
+            parts[-1] += f" from superstep {data['superstep']}"
+        parts[-1] += ")"
+    if data.get("by"):
+        parts.append(f"by {data['by']}")
+    if data.get("attempt"):
+        parts.append(f"· attempt {data['attempt']}")
+    if data.get("reason"):
+        parts.append(f"· {data['reason']}")
+    tone = {"completed": "success", "failed": "danger", "waiting": "warning", "running": "info"}
+    return " ".join(parts), tone.get(status, "")
+
+
+def describe_event(event: RunEvent) -> EventView:
+    data = event.data if isinstance(event.data, dict) else {}
+    kind = event.type
+    executor = str(data.get("executor_id") or "")
+    step = data.get("iteration")
+    at_step = f" (superstep {step})" if step is not None else ""
+    tone = ""
+    link = ""
+    if kind == "run_status":
+        summary, tone = _status(data)
+    elif kind == "executor_invoked":
+        summary = f"{executor} started{at_step}"
+    elif kind == "executor_completed":
+        summary = f"{executor} finished{at_step}"
+    elif kind == "executor_failed":
+        details = data.get("details") or {}
+        summary = f"{executor} failed{at_step}: {_text(details.get('message', ''))}"
+        tone = "danger"
+    elif kind == "superstep_started":
+        summary = f"Superstep {step} started"
+    elif kind in ("superstep_completed", "checkpoint"):
+        size = _size(data.get("size_bytes"))
+        pending = data.get("pending_requests") or 0
+        what = (
+            f"Superstep {step} completed"
+            if kind == "superstep_completed"
+            else f"Checkpoint ({data.get('kind', '')})"
+        )
+        summary = f"{what} · checkpoint {size}" + (
+            f" · {pending} pending request(s)" if pending else ""
+        )
+    elif kind == "request_info":
+        wanted = short_type_name(str(data.get("response_type") or ""))
+        summary = f"{executor} asks for a decision" + (f" ({wanted})" if wanted else "")
+        tone = "warning"
+    elif kind == "approval_decided":
+        summary = f"Request {data.get('decision', 'decided')} by {data.get('by') or 'someone'}"
+        if data.get("reason"):
+            summary += f": {_text(data['reason'])}"
+        tone = "success" if data.get("decision") == "approved" else "danger"
+    elif kind == "output":
+        summary = f"Output: {_text(data.get('data'))}"
+        tone = "success"
+    elif kind == "run_forked":
+        summary = (
+            f"Forked into run {str(data.get('fork', ''))[:8]} by {data.get('by') or 'someone'}"
+        )
+        link = str(data.get("fork") or "")
+    elif kind == "status":
+        summary = f"Engine state {str(data.get('state', '')).replace('_', ' ').lower()}"
+    elif kind == "failed":
+        details = data.get("details") or {}
+        summary = f"Run failed: {_text(details.get('message', ''))}"
+        tone = "danger"
+    elif kind == "warning":
+        summary = f"Warning: {_text(data.get('data'))}"
+        tone = "warning"
+    elif kind == "run_recovered":
+        summary = f"Recovered by another worker (attempt {data.get('attempt')})"
+        tone = "warning"
+    elif kind == "run_requeued":
+        summary = f"Queued again: {data.get('reason', '')}"
+        tone = "warning"
+    elif kind == "started":
+        summary = "Engine started"
+    else:
+        summary = kind.replace("_", " ").capitalize() + (f" · {executor}" if executor else "")
+    return EventView(
+        seq=event.seq,
+        type=kind,
+        created_at=event.created_at,
+        summary=summary,
+        tone=tone,
+        details="" if kind in _PLAIN else _details(data),
+        link_run=link,
+    )
+
+
+def _size(value: Any) -> str:
+    if not isinstance(value, int):
+        return ""
+    if value < 1024:
+        return f"{value} B"
+    if value < 1024 * 1024:
+        return f"{value / 1024:.1f} KB"
+    return f"{value / 1024 / 1024:.1f} MB"
+
+
+def _details(data: dict[str, Any]) -> str:
+    if not data:
+        return ""
+    text = json.dumps(readable(data), indent=2, ensure_ascii=False, default=str)
+    return text if len(text) <= DETAILS_LIMIT else text[: DETAILS_LIMIT - 1] + "…"
+
+
+def event_views(events: list[RunEvent]) -> list[EventView]:
+    return [describe_event(event) for event in events]

@@ -1,0 +1,372 @@
+"""Forms of the dashboard, most of them generated from a JSON schema.
+
+``schema_form(schema, ...)`` turns the JSON schema of a workflow's input type or of a request's
+response type (``registry.value_schema``) into a Django form: one field per property, with the
+property's type, bounds, choices, default and description. Properties too complex for a single
+input (nested objects, lists of objects) get a small JSON editor of their own, and a schema that
+is not an object at all, or an operator who prefers it, gets one raw JSON editor for the whole
+value. Either way the value is validated by the services, whose ``InputError``-style messages
+(``{"items.0.qty": "..."}``) are put back beside the field they name with ``apply_errors``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any, ClassVar
+
+from django import forms
+from django.utils import timezone
+
+from dashboard.models import RunStatus
+
+__all__ = [
+    "ApprovalFilterForm",
+    "DecisionForm",
+    "ForkForm",
+    "JsonField",
+    "RunFilterForm",
+    "SchemaFieldsForm",
+    "SchemaJsonForm",
+    "apply_errors",
+    "schema_form",
+    "schema_is_simple",
+]
+
+JSON_ROWS = 12
+_OMIT = object()
+
+
+class JsonField(forms.CharField):
+    """A textarea holding JSON; ``clean`` returns the parsed value."""
+
+    def __init__(self, *, rows: int = 4, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": rows, "spellcheck": "false"}))
+        kwargs.setdefault("strip", True)
+        super().__init__(**kwargs)
+        self.widget.attrs.update({"data-json-validate": "", "autocomplete": "off"})
+        self.widget.attrs.setdefault("class", "code")
+
+    def prepare_value(self, value: Any) -> Any:
+        if value is None or isinstance(value, str):
+            return value
+        return json.dumps(value, indent=2, ensure_ascii=False)
+
+    def clean(self, value: Any) -> Any:
+        text = super().clean(value)
+        if text in (None, ""):
+            return _OMIT
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise forms.ValidationError(f"Not valid JSON: {exc}") from None
+
+
+# ------------------------------------------------------------------------------ JSON schema
+
+
+def _resolve(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    seen = 0
+    while isinstance(prop, dict) and "$ref" in prop and seen < 20:
+        name = str(prop["$ref"]).rsplit("/", 1)[-1]
+        target = defs.get(name)
+        if not isinstance(target, dict):
+            return {}
+        prop = {**target, **{k: v for k, v in prop.items() if k != "$ref"}}
+        seen += 1
+    return prop if isinstance(prop, dict) else {}
+
+
+def _object_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
+    resolved = _resolve(schema, schema.get("$defs") or {})
+    if resolved.get("type") == "object" and isinstance(resolved.get("properties"), dict):
+        return resolved
+    return None
+
+
+def schema_is_simple(schema: dict[str, Any]) -> bool:
+    """Whether the schema can be edited as a form (an object with named properties)."""
+    return _object_schema(schema or {}) is not None
+
+
+def _nullable(prop: dict[str, Any], defs: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    options = prop.get("anyOf")
+    if not isinstance(options, list):
+        return prop, False
+    resolved = [_resolve(o, defs) for o in options]
+    real = [o for o in resolved if o.get("type") != "null"]
+    if len(real) == 1 and len(resolved) == 2:
+        inner = {**real[0], **{k: v for k, v in prop.items() if k != "anyOf"}}
+        return inner, True
+    return prop, False
+
+
+def _bounds(prop: dict[str, Any], cast: type) -> dict[str, Any]:
+    bounds: dict[str, Any] = {}
+    if "minimum" in prop:
+        bounds["min_value"] = cast(prop["minimum"])
+    if "maximum" in prop:
+        bounds["max_value"] = cast(prop["maximum"])
+    if "exclusiveMinimum" in prop and cast is int:
+        bounds["min_value"] = int(prop["exclusiveMinimum"]) + 1
+    if "exclusiveMaximum" in prop and cast is int:
+        bounds["max_value"] = int(prop["exclusiveMaximum"]) - 1
+    return bounds
+
+
+def _schema_field(prop: dict[str, Any], *, required: bool, defs: dict[str, Any]) -> forms.Field:
+    prop = _resolve(prop, defs)
+    prop, nullable = _nullable(prop, defs)
+    required = required and not nullable
+    common: dict[str, Any] = {"required": required, "help_text": prop.get("description", "")}
+    kind = prop.get("type")
+    enum = prop.get("enum")
+    if isinstance(enum, list) and enum and all(isinstance(v, str | int) for v in enum):
+        choices = [("", "—")] if not required else []
+        choices += [(str(v), str(v)) for v in enum]
+        coerce = int if all(type(v) is int for v in enum) else str
+        return forms.TypedChoiceField(choices=choices, coerce=coerce, empty_value=None, **common)
+    if kind == "string" and prop.get("format") != "binary":
+        field: forms.Field = forms.CharField(
+            max_length=prop.get("maxLength"),
+            min_length=prop.get("minLength"),
+            strip=False,
+            **common,
+        )
+        if (prop.get("maxLength") or 0) > 200:
+            field.widget = forms.Textarea(attrs={"rows": 3, "maxlength": prop["maxLength"]})
+        return field
+    if kind == "integer":
+        return forms.IntegerField(**_bounds(prop, int), **common)
+    if kind == "number":
+        field = forms.FloatField(**_bounds(prop, float), **common)
+        field.widget.attrs["step"] = "any"
+        return field
+    if kind == "boolean":
+        if nullable:
+            return forms.NullBooleanField(**{**common, "required": False})
+        return forms.BooleanField(**{**common, "required": False})
+    return JsonField(rows=4, **common)
+
+
+class SchemaFieldsForm(forms.Form):
+    """One field per property of an object schema; ``value()`` gives the JSON object."""
+
+    mode = "form"
+
+    def __init__(
+        self,
+        schema: dict[str, Any],
+        *args: Any,
+        exclude: tuple[str, ...] = (),
+        defaults: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        defs = schema.get("$defs") or {}
+        obj = _object_schema(schema) or {"properties": {}}
+        required = set(obj.get("required") or ())
+        defaults = defaults or {}
+        for name, prop in obj["properties"].items():
+            if name in exclude or not isinstance(prop, dict):
+                continue
+            has_default = "default" in prop or name in defaults
+            field = _schema_field(prop, required=name in required and not has_default, defs=defs)
+            field.label = prop.get("title") or str(name).replace("_", " ").capitalize()
+            initial = defaults.get(name, prop.get("default"))
+            if initial is not None:
+                field.initial = initial
+            self.fields[name] = field
+
+    def value(self) -> dict[str, Any]:
+        """The cleaned data as the JSON the services expect; blank optional fields are left
+        out so the type's own defaults apply."""
+        out: dict[str, Any] = {}
+        for name, field in self.fields.items():
+            value = self.cleaned_data.get(name)
+            if value is _OMIT:
+                continue
+            if (
+                value in (None, "")
+                and not field.required
+                and not isinstance(field, forms.BooleanField)
+            ):
+                continue
+            out[name] = value
+        return out
+
+
+class SchemaJsonForm(forms.Form):
+    """The whole value as one JSON document (complex schemas, or by choice)."""
+
+    mode = "json"
+    json = JsonField(rows=JSON_ROWS, label="JSON", required=False)
+
+    def __init__(
+        self, schema: dict[str, Any], *args: Any, defaults: Any = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.schema = schema
+        if defaults is not None:
+            self.fields["json"].initial = defaults
+        description = (schema or {}).get("description") or ""
+        self.fields["json"].help_text = description or "The value as JSON."
+
+    def value(self) -> Any:
+        value = self.cleaned_data.get("json")
+        return {} if value is _OMIT else value
+
+
+def schema_form(
+    schema: dict[str, Any],
+    *,
+    data: Any = None,
+    mode: str = "form",
+    prefix: str = "input",
+    exclude: tuple[str, ...] = (),
+    defaults: Any = None,
+) -> SchemaFieldsForm | SchemaJsonForm:
+    """A fields form for an object schema (unless ``mode == "json"``), else a JSON editor."""
+    if mode != "json" and schema_is_simple(schema):
+        field_defaults = defaults if isinstance(defaults, dict) else None
+        return SchemaFieldsForm(
+            schema, data, prefix=prefix, exclude=exclude, defaults=field_defaults
+        )
+    return SchemaJsonForm(schema, data, prefix=prefix, defaults=defaults)
+
+
+def apply_errors(form: forms.Form, errors: dict[str, str]) -> None:
+    """Put services' per-path messages beside the fields they name (``items.0.qty`` goes to
+    ``items``); what names no field becomes a form error."""
+    for path, message in errors.items():
+        head, _, rest = str(path).partition(".")
+        text = f"{rest}: {message}" if rest else str(message)
+        if head in form.fields and head != "__root__":
+            form.add_error(head, text)
+        elif "json" in form.fields:
+            form.add_error("json", f"{path}: {message}" if path != "__root__" else str(message))
+        else:
+            form.add_error(None, f"{path}: {message}" if path != "__root__" else str(message))
+
+
+# ------------------------------------------------------------------------------ filters
+
+
+class RunFilterForm(forms.Form):
+    """The runs list's filters (GET); invalid values are ignored, not errors."""
+
+    SORTS = (("-created", "Newest first"), ("created", "Oldest first"))
+
+    q = forms.CharField(required=False, max_length=200, label="Search")
+    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *RunStatus.choices])
+    workflow = forms.ChoiceField(required=False, choices=[("", "Any workflow")])
+    created_from = forms.DateField(
+        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    created_to = forms.DateField(
+        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    sort = forms.ChoiceField(required=False, choices=SORTS)
+
+    def __init__(self, *args: Any, workflows: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        workflow = self.fields["workflow"]
+        assert isinstance(workflow, forms.ChoiceField)
+        workflow.choices = [("", "Any workflow"), *[(w, w) for w in workflows]]
+        self.fields["q"].widget.attrs.update(
+            {"placeholder": "Run id or text in the input", "type": "search"}
+        )
+
+    def value(self, name: str) -> Any:
+        """A filter's cleaned value, or None when it is absent or invalid."""
+        self.is_valid()
+        return getattr(self, "cleaned_data", {}).get(name)
+
+
+def day_start(day: dt.date | None, *, plus_days: int = 0) -> dt.datetime | None:
+    """Midnight of ``day`` in the current time zone (the date inputs mean local days)."""
+    if day is None:
+        return None
+    moment = dt.datetime.combine(day + dt.timedelta(days=plus_days), dt.time())
+    return timezone.make_aware(moment)
+
+
+class ApprovalFilterForm(forms.Form):
+    AGES = (
+        ("", "Any age"),
+        ("5m", "Older than 5 minutes"),
+        ("1h", "Older than 1 hour"),
+        ("1d", "Older than 1 day"),
+        ("7d", "Older than 7 days"),
+    )
+    AGE_DELTAS: ClassVar[dict[str, dt.timedelta]] = {
+        "5m": dt.timedelta(minutes=5),
+        "1h": dt.timedelta(hours=1),
+        "1d": dt.timedelta(days=1),
+        "7d": dt.timedelta(days=7),
+    }
+
+    workflow = forms.ChoiceField(required=False, choices=[("", "Any workflow")])
+    age = forms.ChoiceField(required=False, choices=AGES)
+
+    def __init__(self, *args: Any, workflows: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        workflow = self.fields["workflow"]
+        assert isinstance(workflow, forms.ChoiceField)
+        workflow.choices = [("", "Any workflow"), *[(w, w) for w in workflows]]
+
+    def cleaned(self) -> dict[str, Any]:
+        self.is_valid()
+        data = getattr(self, "cleaned_data", {})
+        return {name: data.get(name) or "" for name in self.fields if name not in self.errors}
+
+
+# ------------------------------------------------------------------------------ actions
+
+
+class ForkForm(forms.Form):
+    """Executor states and shared state of a checkpoint, in the codec's JSON, to edit."""
+
+    executor_states = JsonField(
+        rows=JSON_ROWS,
+        required=False,
+        label="Executor states",
+        help_text="What each executor saved, by executor id. Tagged values "
+        '({"$t": "model", ...}) keep their tags.',
+    )
+    state = JsonField(
+        rows=JSON_ROWS,
+        required=False,
+        label="Shared state",
+        help_text="The workflow's shared state, by key.",
+    )
+
+    def edited(self, original: dict[str, Any]) -> dict[str, Any]:
+        """Only the parts that differ from the checkpoint (None: keep the checkpoint's)."""
+        out: dict[str, Any] = {}
+        for name in ("executor_states", "state"):
+            value = self.cleaned_data.get(name)
+            if value is _OMIT:
+                value = {}
+            out[name] = None if value == original.get(name) else value
+        return out
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        for name in ("executor_states", "state"):
+            value = cleaned.get(name)
+            if value is not _OMIT and name not in self.errors and not isinstance(value, dict):
+                self.add_error(name, "Must be a JSON object.")
+        return cleaned
+
+
+class DecisionForm(forms.Form):
+    """The reason an approver gives with Approve or Reject."""
+
+    decision = forms.ChoiceField(choices=[("approve", "Approve"), ("reject", "Reject")])
+    reason = forms.CharField(
+        required=False,
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Recorded with the decision and shown in the archive.",
+    )

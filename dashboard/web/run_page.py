@@ -1,0 +1,159 @@
+"""The run detail page's pieces, built the same way for the page and for its live updates.
+
+``views_run_detail`` renders the whole page from ``page_context``; the run websocket in HTML
+mode (``dashboard.consumers``) re-renders single partials of the same template with
+``live_messages`` as events arrive, so the page and its updates never disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.template.loader import render_to_string
+
+from dashboard import registry, selectors
+from dashboard.models import TERMINAL_RUN_STATUSES, RunEvent, RunStatus, WorkflowRun
+from dashboard.web import graph_state
+from dashboard.web.display import readable
+from dashboard.web.events import event_views
+from dashboard.web.timeline import build_timeline
+
+__all__ = ["LOG_LIMIT", "live_messages", "page_context", "summary_context", "timeline_context"]
+
+LOG_LIMIT = 200
+TEMPLATE = "dashboard/run_detail.html"
+# Events after which the header, details, outcome and timeline are drawn again.
+REDRAW_TYPES = frozenset(
+    {
+        "run_status",
+        "superstep_completed",
+        "checkpoint",
+        "approval_decided",
+        "output",
+        "run_forked",
+        "failed",
+        "run_recovered",
+        "run_requeued",
+    }
+)
+
+
+def deployed_hash(workflow_name: str) -> str | None:
+    try:
+        return str(registry.describe(workflow_name).graph_signature_hash)
+    except registry.UnknownWorkflowError:
+        return None
+
+
+def summary_context(run: WorkflowRun) -> dict[str, Any]:
+    """Header, details card, outcome (output, error, what it waits on) and the actions."""
+    pending = selectors.pending_approvals_by_run([run.pk]).get(run.pk, [])
+    parent = selectors.run_get(run.parent_run_id) if run.parent_run_id else None
+    origin_superstep = selectors.checkpoint_superstep(run.origin_checkpoint_id)
+    latest = run.latest_checkpoint
+    return {
+        "run": run,
+        "pending_approvals": pending,
+        "parent": parent,
+        "origin_superstep": origin_superstep,
+        "output": readable(run.output) if run.output is not None else None,
+        "can_cancel": run.status not in TERMINAL_RUN_STATUSES,
+        "can_retry": run.status == RunStatus.FAILED,
+        "retry_from": latest.superstep if latest is not None else None,
+        "is_active": run.status in (RunStatus.QUEUED, RunStatus.RUNNING),
+    }
+
+
+def timeline_context(
+    run: WorkflowRun,
+    *,
+    selected: str | None = None,
+    full: bool = False,
+    rows: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    if rows is None:
+        rows = selectors.run_checkpoint_rows(run.pk)
+    timeline = build_timeline(
+        run,
+        rows,
+        selectors.run_children(run.pk),
+        deployed_hash=deployed_hash(run.workflow_name),
+        selected=selected,
+        full=full,
+    )
+    return {"run": run, "timeline": timeline, "timeline_full": full}
+
+
+def events_context(run: WorkflowRun) -> dict[str, Any]:
+    # Only the events the run row already counted: the page says "I have up to N", and the
+    # socket replays everything after N. An event committed between reading the run and
+    # reading its events would otherwise be in the log but not in the header, for good.
+    events = selectors.run_events_tail(run.pk, LOG_LIMIT, up_to=run.last_event_seq)
+    first = events[0].seq if events else 0
+    return {
+        "events": event_views(events),
+        "events_earlier": first > 1,
+        "events_first_seq": first,
+        "last_seq": run.last_event_seq,
+    }
+
+
+def page_context(run: WorkflowRun, *, full_timeline: bool = False) -> dict[str, Any]:
+    graph, _ = graph_state.run_graph(run)
+    context = {
+        **summary_context(run),
+        **timeline_context(run, full=full_timeline),
+        **events_context(run),
+        "graph": graph,
+        "input": run.input,
+        "ws_url": f"/ws/runs/{run.pk}/?view=html",
+        "nav_section": "runs",
+    }
+    return context
+
+
+def live_messages(
+    run_id: Any, events: list[RunEvent], *, redraw: bool = False
+) -> list[dict[str, Any]]:
+    """What the run's websocket sends a browser for these new events: their log rows (one
+    swap, carrying the last sequence number), each executor's state, and, after events that
+    change them, the header, details, outcome and timeline drawn again."""
+    run = selectors.run_get(run_id)
+    if run is None:
+        return []
+    messages: list[dict[str, Any]] = []
+    if events:
+        html = render_to_string(
+            f"{TEMPLATE}#event_rows", {"events": event_views(events), "run": run}
+        )
+        messages.append(
+            {
+                "type": "html",
+                "seq": events[-1].seq,
+                "target": "#event-log-rows",
+                "swap": "afterbegin",
+                "html": html,
+            }
+        )
+    found = graph_state.workflow_layout(run.workflow_name)
+    if found is not None:
+        states = graph_state.run_states(run, found[1], [node.id for node in found[0].nodes])
+        for node in found[0].nodes:
+            messages.append(
+                {
+                    "type": "executor_state",
+                    "executor": node.id,
+                    "state": states.get(node.id, "idle"),
+                }
+            )
+    if redraw or any(event.type in REDRAW_TYPES for event in events):
+        context = {**summary_context(run), **timeline_context(run)}
+        for partial, target in (
+            ("header", "#run-header"),
+            ("outcome", "#run-outcome"),
+            ("details", "#run-details"),
+            ("timeline", "#run-timeline"),
+        ):
+            html = render_to_string(f"{TEMPLATE}#{partial}", context)
+            messages.append({"type": "html", "target": target, "swap": "outerHTML", "html": html})
+    return messages

@@ -1,0 +1,46 @@
+"""The operator's pages (namespace ``dashboard``)."""
+
+from __future__ import annotations
+
+from django.urls import URLPattern, path
+
+from dashboard.web import (
+    views_approvals,
+    views_checkpoints,
+    views_run_detail,
+    views_runs,
+    views_storage,
+)
+
+app_name = "dashboard"
+
+CHECKPOINT = "runs/<uuid:run_id>/checkpoints/<str:checkpoint_id>/"
+
+urlpatterns: list[URLPattern] = [
+    path("", views_runs.run_list, name="run_list"),
+    path("runs/start/", views_runs.run_start, name="run_start"),
+    path("runs/<uuid:run_id>/", views_run_detail.run_detail, name="run_detail"),
+    path("runs/<uuid:run_id>/actions/", views_run_detail.run_actions, name="run_actions"),
+    path("runs/<uuid:run_id>/events/", views_run_detail.run_events, name="run_events"),
+    path("runs/<uuid:run_id>/cancel/", views_run_detail.run_cancel, name="run_cancel"),
+    path("runs/<uuid:run_id>/retry/", views_run_detail.run_retry, name="run_retry"),
+    path(CHECKPOINT, views_checkpoints.checkpoint_detail, name="checkpoint_detail"),
+    path(
+        f"{CHECKPOINT}download/", views_checkpoints.checkpoint_download, name="checkpoint_download"
+    ),
+    path(f"{CHECKPOINT}resume/", views_checkpoints.checkpoint_resume, name="checkpoint_resume"),
+    path(f"{CHECKPOINT}fork/", views_checkpoints.checkpoint_fork, name="checkpoint_fork"),
+    path("approvals/", views_approvals.approval_inbox, name="approval_inbox"),
+    path("approvals/archive/", views_approvals.approval_archive, name="approval_archive"),
+    path(
+        "approvals/<str:request_id>/decide/",
+        views_approvals.approval_decide,
+        name="approval_decide",
+    ),
+    path(
+        "approvals/<str:request_id>/status/",
+        views_approvals.approval_status,
+        name="approval_status",
+    ),
+    path("storage/", views_storage.storage, name="storage"),
+]

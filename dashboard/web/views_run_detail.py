@@ -1,0 +1,102 @@
+"""One run: status, graph, timeline, live event log, and the cancel and retry actions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from dashboard import selectors, services
+from dashboard.models import WorkflowRun
+from dashboard.web import previews, run_page
+from dashboard.web.access import allowed_actions, page_view
+from dashboard.web.events import event_views
+
+TEMPLATE = "dashboard/run_detail.html"
+EVENTS_PAGE = 500
+
+
+def _run_or_404(run_id: Any) -> WorkflowRun:
+    run = selectors.run_get(run_id)
+    if run is None:
+        raise Http404("No such run.")
+    return run
+
+
+def actions_context(run: WorkflowRun, user: Any) -> dict[str, Any]:
+    pending = len(selectors.pending_approvals_by_run([run.pk]).get(run.pk, []))
+    return {
+        **run_page.summary_context(run),
+        "may": allowed_actions(user),
+        "cancel_preview": previews.cancel_preview(run, pending),
+        "retry_preview": previews.retry_preview(run),
+    }
+
+
+def render_detail(
+    request: HttpRequest, run: WorkflowRun, *, status: int = 200, error: str = ""
+) -> HttpResponse:
+    full = request.GET.get("timeline") == "all"
+    context = {
+        **run_page.page_context(run, full_timeline=full),
+        **actions_context(run, request.user),
+        "action_error": error,
+    }
+    return render(request, TEMPLATE, context, status=status)
+
+
+@page_view("GET")
+def run_detail(request: HttpRequest, run_id: Any) -> HttpResponse:
+    return render_detail(request, _run_or_404(run_id))
+
+
+@page_view("GET")
+def run_actions(request: HttpRequest, run_id: Any) -> HttpResponse:
+    """The action buttons alone, redrawn (with a CSRF token) when the run's status changes."""
+    run = _run_or_404(run_id)
+    return render(request, f"{TEMPLATE}#actions", actions_context(run, request.user))
+
+
+@page_view("GET")
+def run_events(request: HttpRequest, run_id: Any) -> HttpResponse:
+    """Older events than the run page's log shows, a page at a time."""
+    run = _run_or_404(run_id)
+    try:
+        before = int(request.GET.get("before", "0")) or run.last_event_seq + 1
+    except ValueError:
+        before = run.last_event_seq + 1
+    events = selectors.run_events_page(run.pk, before_seq=before, limit=EVENTS_PAGE)
+    context = {
+        "run": run,
+        "events": event_views(events),
+        "first_seq": events[0].seq if events else 0,
+        "last_seq": events[-1].seq if events else 0,
+        "nav_section": "runs",
+    }
+    return render(request, "dashboard/run_events.html", context)
+
+
+def _act(request: HttpRequest, run_id: Any, action: str) -> HttpResponse:
+    run = _run_or_404(run_id)
+    try:
+        if action == "cancel":
+            services.run_cancel(run.pk, user=request.user)
+            messages.success(request, f"Run {str(run.pk)[:8]} was cancelled.")
+        else:
+            services.run_retry(run.pk, user=request.user)
+            messages.success(request, f"Run {str(run.pk)[:8]} is queued again.")
+    except services.ServiceError as exc:
+        return render_detail(request, _run_or_404(run_id), status=exc.status, error=exc.message)
+    return redirect("dashboard:run_detail", run_id=run.pk)
+
+
+@page_view("POST")
+def run_cancel(request: HttpRequest, run_id: Any) -> HttpResponse:
+    return _act(request, run_id, "cancel")
+
+
+@page_view("POST")
+def run_retry(request: HttpRequest, run_id: Any) -> HttpResponse:
+    return _act(request, run_id, "retry")

@@ -1,0 +1,138 @@
+"""The runs list (filters, sort and keyset pages in the URL; live) and the "Start run" form."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from dashboard import registry, selectors, services
+from dashboard.models import RunStatus
+from dashboard.web.access import allowed_actions, htmx_target, page_view
+from dashboard.web.forms import (
+    RunFilterForm,
+    SchemaFieldsForm,
+    SchemaJsonForm,
+    apply_errors,
+    day_start,
+    schema_form,
+)
+from dashboard.web.pagination import decode_cursor, page_links
+
+PAGE_SIZE = 50
+LIST_TEMPLATE = "dashboard/run_list.html"
+START_TEMPLATE = "dashboard/run_start.html"
+
+
+@page_view("GET")
+def run_list(request: HttpRequest) -> HttpResponse:
+    workflows = registry.names()
+    form = RunFilterForm(request.GET, workflows=workflows)
+    filters = selectors.RunFilters(
+        status=form.value("status") or "",
+        workflow=form.value("workflow") or "",
+        created_from=day_start(form.value("created_from")),
+        created_to=day_start(form.value("created_to"), plus_days=1),
+        q=form.value("q") or "",
+    )
+    newest_first = (form.value("sort") or "-created") == "-created"
+    page = selectors.run_list(
+        filters,
+        newest_first=newest_first,
+        after=decode_cursor(request.GET.get("after"), uuid.UUID),
+        before=decode_cursor(request.GET.get("before"), uuid.UUID),
+        limit=PAGE_SIZE,
+    )
+    waiting = selectors.pending_approvals_by_run(
+        [run.pk for run in page.rows if run.status == RunStatus.WAITING]
+    )
+    rows = [(run, waiting.get(run.pk, [])) for run in page.rows]
+    labels = ("Newer", "Older") if newest_first else ("Older", "Newer")
+    context: dict[str, Any] = {
+        "form": form,
+        "rows": rows,
+        "page": page_links(
+            request,
+            page,
+            lambda run: (run.created_at, run.pk),
+            path=reverse("dashboard:run_list"),
+            previous_label=labels[0],
+            next_label=labels[1],
+        ),
+        "filtered": any(
+            [filters.status, filters.workflow, filters.created_from, filters.created_to, filters.q]
+        ),
+        "newest_first": newest_first,
+        "query_items": [(key, item) for key, values in request.GET.lists() for item in values],
+        "nav_section": "runs",
+        "statuses": RunStatus.choices,
+        "may": allowed_actions(request.user),
+    }
+    if htmx_target(request) == "runs-table":
+        return render(request, f"{LIST_TEMPLATE}#runs_table", context)
+    return render(request, LIST_TEMPLATE, context)
+
+
+def _start_forms(
+    request: HttpRequest, workflow: str, mode: str, data: Any = None
+) -> SchemaFieldsForm | SchemaJsonForm | None:
+    if workflow not in registry.names():
+        return None
+    schema = registry.input_schema(workflow)
+    return schema_form(schema, data=data, mode=mode, defaults=registry.default_input(workflow))
+
+
+@page_view("GET", "POST")
+def run_start(request: HttpRequest) -> HttpResponse:
+    source = request.POST if request.method == "POST" else request.GET
+    workflows = registry.names()
+    workflow = source.get("workflow") or (workflows[0] if workflows else "")
+    mode = "json" if source.get("mode") == "json" else "form"
+    form = _start_forms(request, workflow, mode, request.POST if request.method == "POST" else None)
+    status = 200
+    error = ""
+    if request.method == "POST":
+        if form is None:
+            error = "Choose a registered workflow."
+            status = 422
+        elif form.is_valid():
+            try:
+                run = services.run_start(
+                    workflow_name=workflow, input=form.value(), user=request.user
+                )
+            except services.ServiceError as exc:
+                apply_errors(form, {k: v for k, v in exc.errors.items() if k != "workflow"})
+                error = exc.message
+                status = exc.status if exc.status != 400 else 422
+            else:
+                messages.success(request, f"Run {str(run.pk)[:8]} of {workflow} is queued.")
+                return redirect("dashboard:run_detail", run_id=run.pk)
+        else:
+            status = 422
+    context = {
+        "workflows": [_workflow_choice(name) for name in workflows],
+        "workflow": workflow,
+        "description": _description(workflow),
+        "form": form,
+        "mode": mode,
+        "error": error,
+        "nav_section": "runs",
+        "may": allowed_actions(request.user),
+    }
+    if request.method == "GET" and htmx_target(request) == "start-input":
+        return render(request, f"{START_TEMPLATE}#input_fields", context)
+    return render(request, START_TEMPLATE, context, status=status)
+
+
+def _workflow_choice(name: str) -> dict[str, str]:
+    return {"name": name, "description": _description(name)}
+
+
+def _description(name: str) -> str:
+    if name not in registry.names():
+        return ""
+    return registry.describe(name).description or ""

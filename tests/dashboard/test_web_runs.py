@@ -1,0 +1,288 @@
+"""The runs list (filters, sort, keyset pages, live partial), the start form, access and auth."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from dashboard import services
+from dashboard.models import ApprovalRequest, AuditEntry, Checkpoint, RunStatus, WorkflowRun
+
+pytestmark = pytest.mark.django_db
+
+RUN_ID = re.compile(r'href="/runs/([0-9a-f-]{36})/"')
+ANY_RUN = "00000000-0000-4000-8000-000000000001"
+
+
+def run_ids(html: str) -> list[str]:
+    return list(dict.fromkeys(RUN_ID.findall(html)))
+
+
+def waiting_run(make_run: Callable[..., Any], **fields: Any) -> WorkflowRun:
+    run = make_run(status="waiting", workflow_name="return-replace", **fields)
+    checkpoint = Checkpoint.objects.create(
+        checkpoint_id=uuid.uuid4().hex,
+        run=run,
+        engine_run_id=run.engine_run_id,
+        workflow_name=run.workflow_name,
+        superstep=4,
+        graph_signature_hash="x",
+        document={"version": "1", "blob_refs": []},
+        size_bytes=10,
+        pending_request_count=1,
+    )
+    ApprovalRequest.objects.create(
+        request_id=f"{run.engine_run_id}:r1",
+        engine_request_id="r1",
+        engine_run_id=run.engine_run_id,
+        run=run,
+        checkpoint=checkpoint,
+        executor_id="hitl-gate",
+        request_data={"q": 1},
+        created_at=timezone.now() - dt.timedelta(minutes=7),
+    )
+    return run
+
+
+# ------------------------------------------------------------------------------ access
+
+
+PAGES = [
+    "/",
+    "/runs/start/",
+    f"/runs/{ANY_RUN}/",
+    f"/runs/{ANY_RUN}/checkpoints/abc/",
+    "/approvals/",
+    "/approvals/archive/",
+    "/storage/",
+]
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_anonymous_visitors_are_sent_to_the_login_page(client: Client, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 302
+    assert response["Location"] == f"/login/?next={path}"
+
+
+def test_an_htmx_request_without_a_session_redirects_the_whole_page(client: Client) -> None:
+    response = client.get(
+        "/",
+        headers={
+            "HX-Request": "true",
+            "HX-Target": "runs-table",
+            "HX-Current-URL": "http://testserver/?status=failed",
+        },
+    )
+    assert response.status_code == 401
+    assert response["HX-Redirect"] == "/login/?next=%2F%3Fstatus%3Dfailed"
+
+
+def test_a_user_without_a_role_is_told_on_the_login_page(client_as: Callable[..., Client]) -> None:
+    client = client_as()
+    response = client.get("/", follow=True)
+    assert response.redirect_chain == [("/login/?next=/", 302)]
+    assert "Your account cannot open that page" in response.content.decode()
+    refusal = AuditEntry.objects.get()
+    assert (refusal.action, refusal.outcome, refusal.target) == ("view", "denied", "page /")
+
+
+def test_actions_only_accept_post(client_as: Callable[..., Client]) -> None:
+    client = client_as("Operator")
+    assert client.get(f"/runs/{ANY_RUN}/cancel/").status_code == 405
+
+
+def test_login_and_logout_use_djangos_views(client: Client, role_user: Callable[..., Any]) -> None:
+    role_user("olga", "Operator")
+    page = client.get("/login/")
+    assert page.status_code == 200 and 'name="username"' in page.content.decode()
+    response = client.post("/login/", {"username": "olga", "password": "olga", "next": "/storage/"})
+    assert response.status_code == 302 and response["Location"] == "/storage/"
+    assert client.get("/storage/").status_code == 200
+    out = client.post("/logout/")
+    assert out.status_code == 302 and out["Location"] == "/login/"
+    assert client.get("/").status_code == 302
+
+
+# ------------------------------------------------------------------------------ runs list
+
+
+def test_runs_list_shows_status_workflow_times_superstep_and_waiting_on(
+    client_as: Callable[..., Client], make_run: Callable[..., Any]
+) -> None:
+    done = make_run(status="completed", workflow_name="squares", current_superstep=9)
+    waiting = waiting_run(make_run, current_superstep=4)
+    html = client_as("Viewer").get("/").content.decode()
+    assert run_ids(html) == [str(waiting.pk), str(done.pk)]
+    assert "status-completed" in html and "status-waiting" in html
+    assert f"?request={waiting.engine_run_id}%3Ar1" in html  # the waiting-on link into the inbox
+    assert "hitl-gate" in html and "data-duration-since" in html
+    assert 'data-ws-url="/ws/runs/?view=html"' in html
+    assert 'href="/runs/start/"' not in html  # a viewer is not offered what it may not do
+
+
+def test_runs_list_filters_by_status_workflow_dates_and_text(
+    client_as: Callable[..., Client], make_run: Callable[..., Any]
+) -> None:
+    now = timezone.now()
+    old = make_run(status="failed", workflow_name="refund", created_at=now - dt.timedelta(days=10))
+    new = make_run(
+        status="completed", workflow_name="squares", input={"order_id": "ORD-77", "limit": 1}
+    )
+    client = client_as("Viewer")
+
+    def ids(query: str) -> list[str]:
+        return run_ids(client.get("/?" + query).content.decode())
+
+    assert ids("status=failed") == [str(old.pk)]
+    assert ids("workflow=squares") == [str(new.pk)]
+    assert ids(f"created_to={(now - dt.timedelta(days=5)).date()}") == [str(old.pk)]
+    assert ids(f"created_from={(now - dt.timedelta(days=1)).date()}") == [str(new.pk)]
+    assert ids("q=ord-77") == [str(new.pk)]
+    assert ids(f"q={str(old.pk)[:8]}") == [str(old.pk)]
+    assert ids(f"q={old.pk}") == [str(old.pk)]
+    assert ids("status=bogus") == [str(new.pk), str(old.pk)]  # an invalid filter is ignored
+    empty = client.get("/?status=cancelled").content.decode()
+    assert "No runs match these filters" in empty
+
+
+def test_runs_list_pages_with_keyset_cursors_that_keep_the_filters(
+    client_as: Callable[..., Client], make_run: Callable[..., Any]
+) -> None:
+    now = timezone.now()
+    runs = [
+        make_run(status="completed", created_at=now - dt.timedelta(seconds=i)) for i in range(120)
+    ]
+    make_run(status="failed", created_at=now)  # filtered out everywhere below
+    client = client_as("Viewer")
+    first = client.get("/?status=completed")
+    assert first.context["page"].has_next and not first.context["page"].has_previous
+    assert run_ids(first.content.decode()) == [str(r.pk) for r in runs[:50]]
+    next_url = first.context["page"].next_url
+    assert "status=completed" in next_url and "after=" in next_url
+    second = client.get(next_url)
+    assert run_ids(second.content.decode()) == [str(r.pk) for r in runs[50:100]]
+    third = client.get(second.context["page"].next_url)
+    assert run_ids(third.content.decode()) == [str(r.pk) for r in runs[100:]]
+    assert not third.context["page"].has_next
+    back = client.get(third.context["page"].previous_url)
+    assert run_ids(back.content.decode()) == [str(r.pk) for r in runs[50:100]]
+    assert back.context["page"].has_previous and back.context["page"].has_next
+    oldest = client.get("/?status=completed&sort=created")
+    assert run_ids(oldest.content.decode())[:2] == [str(runs[-1].pk), str(runs[-2].pk)]
+    assert client.get("/?after=not-a-cursor").status_code == 200
+
+
+def test_runs_list_table_partial_for_the_live_refresh(
+    client_as: Callable[..., Client], make_run: Callable[..., Any]
+) -> None:
+    make_run(status="running")
+    response = client_as("Viewer").get(
+        "/?status=running", headers={"HX-Request": "true", "HX-Target": "runs-table"}
+    )
+    html = response.content.decode()
+    assert html.lstrip().startswith('<section id="runs-table"') and "<html" not in html
+    # The refresh re-sends the current query from hidden inputs, never from an hx-* attribute.
+    assert '<input type="hidden" name="status" value="running">' in html
+    assert 'hx-include="#runs-query"' in html and "hx-vals" not in html
+
+
+def test_runs_list_stays_a_constant_number_of_queries(
+    client_as: Callable[..., Client],
+    make_run: Callable[..., Any],
+    django_assert_max_num_queries: Any,
+) -> None:
+    client = client_as("Viewer")
+    for _ in range(30):
+        waiting_run(make_run)
+    with django_assert_max_num_queries(8):
+        assert client.get("/").status_code == 200
+
+
+# ------------------------------------------------------------------------------ start a run
+
+
+def test_start_form_is_generated_from_the_input_type_with_defaults(
+    client_as: Callable[..., Client],
+) -> None:
+    html = client_as("Operator").get("/runs/start/?workflow=return-replace").content.decode()
+    assert 'name="input-order_id"' in html and 'value="ORD-1001"' in html
+    assert 'name="input-refund_amount"' in html and 'step="any"' in html
+    as_json = client_as("Operator", username="o2").get(
+        "/runs/start/?workflow=return-replace&mode=json"
+    )
+    assert (
+        'name="input-json"' in as_json.content.decode()
+        and "data-json-validate" in as_json.content.decode()
+    )
+
+
+def test_start_form_swaps_its_fields_when_the_workflow_changes(
+    client_as: Callable[..., Client],
+) -> None:
+    response = client_as("Operator").get(
+        "/runs/start/?workflow=squares", headers={"HX-Request": "true", "HX-Target": "start-input"}
+    )
+    html = response.content.decode()
+    assert html.lstrip().startswith('<div id="start-input"') and 'name="input-limit"' in html
+
+
+def test_start_run_queues_the_run_and_redirects_to_it(client_as: Callable[..., Client]) -> None:
+    client = client_as("Operator")
+    response = client.post(
+        "/runs/start/", {"workflow": "squares", "input-limit": "4", "input-work_ms": "0"}
+    )
+    run = WorkflowRun.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/"
+    assert run.input == {"limit": 4, "work_ms": 0} and run.status == RunStatus.QUEUED
+    assert run.created_by == client.user  # type: ignore[attr-defined]
+
+
+def test_start_run_shows_field_errors_beside_the_field(
+    client_as: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = client_as("Operator")
+    typo = client.post("/runs/start/", {"workflow": "squares", "input-limit": "many"})
+    assert typo.status_code == 422 and "Enter a whole number." in typo.content.decode()
+
+    def refuse(**kwargs: Any) -> None:
+        raise services.InvalidInput(
+            "the input does not fit the workflow", errors={"limit": "must be at most 1000"}
+        )
+
+    monkeypatch.setattr(services, "run_start", refuse)
+    response = client.post("/runs/start/", {"workflow": "squares", "input-limit": "5000"})
+    html = response.content.decode()
+    assert response.status_code == 422
+    assert 'id="id_input-limit_error"' in html and "must be at most 1000" in html
+    assert "the input does not fit the workflow" in html
+    assert not WorkflowRun.objects.exists()
+
+
+def test_start_run_raw_json_errors_name_the_path(client_as: Callable[..., Client]) -> None:
+    response = client_as("Operator").post(
+        "/runs/start/", {"workflow": "squares", "mode": "json", "input-json": '{"limit": "x"}'}
+    )
+    html = response.content.decode()
+    assert response.status_code == 422 and "limit: Input should be a valid integer" in html
+
+
+def test_a_viewer_cannot_start_runs_and_is_told_so(client_as: Callable[..., Client]) -> None:
+    response = client_as("Viewer").post("/runs/start/", {"workflow": "squares", "input-limit": "2"})
+    assert response.status_code == 403 and "may not start" in response.content.decode()
+    assert not WorkflowRun.objects.exists()
+
+
+def test_reverse_names_used_by_the_layout() -> None:
+    assert reverse("dashboard:run_list") == "/"
+    assert reverse("dashboard:approval_inbox") == "/approvals/"
+    assert reverse("dashboard:storage") == "/storage/"
+    assert (reverse("login"), reverse("logout")) == ("/login/", "/logout/")
