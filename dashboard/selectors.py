@@ -35,6 +35,7 @@ __all__ = [
     "pending_approval_count",
     "pending_approvals_by_run",
     "requests_raised_after",
+    "run_audit_entries",
     "run_checkpoint_rows",
     "run_checkpoints",
     "run_children",
@@ -352,6 +353,9 @@ def checkpoint_superstep(checkpoint_id: str | None) -> int | None:
     )
 
 
+APPROVAL_TABS = ("mine", "groups", "all")
+
+
 def approval_inbox(
     *,
     workflow: str = "",
@@ -359,9 +363,22 @@ def approval_inbox(
     after: tuple[dt.datetime, Any] | None = None,
     before: tuple[dt.datetime, Any] | None = None,
     limit: int = 50,
+    tab: str = "all",
+    user: Any = None,
 ) -> KeysetPage[ApprovalRequest]:
-    """Pending requests across runs, oldest first (the partial index serves it)."""
-    rows = approval_pending().select_related("run")
+    """Pending requests across runs, oldest first (the partial index serves it).
+
+    ``tab``: "mine" (assigned to or claimed by ``user``), "groups" (assigned to a group
+    ``user`` is in) or "all"; "mine" and "groups" are empty without a signed-in user.
+    """
+    rows = approval_pending().select_related("run", "claimed_by", "assigned_user", "assigned_group")
+    if tab in APPROVAL_TABS[:2]:
+        if user is None or not getattr(user, "is_authenticated", False):
+            rows = rows.none()
+        elif tab == "mine":
+            rows = rows.filter(Q(assigned_user=user) | Q(claimed_by=user))
+        else:
+            rows = rows.filter(assigned_group__in=user.groups.all())
     if workflow:
         rows = rows.filter(run__workflow_name=workflow)
     if older_than is not None:
@@ -389,7 +406,9 @@ def approval_get(request_id: str) -> ApprovalRequest | None:
     if not isinstance(request_id, str) or not request_id or "\x00" in request_id:
         return None
     return (
-        ApprovalRequest.objects.select_related("run", "decided_by")
+        ApprovalRequest.objects.select_related(
+            "run", "decided_by", "claimed_by", "assigned_user", "assigned_group"
+        )
         .filter(request_id=request_id)
         .first()
     )
@@ -466,3 +485,29 @@ def checkpoint_document(checkpoint: Checkpoint) -> dict[str, Any]:
         elif len(path) == 1:
             doc[path[0]] = value
     return doc
+
+
+AUDIT_CARD_LIMIT = 50
+
+
+def run_audit_entries(run_id: Any, limit: int = AUDIT_CARD_LIMIT) -> list[Any]:
+    """A run's audit log, newest first (the ``audit_run_created`` index serves it)."""
+    from .models_governance import AuditEntry
+
+    try:
+        key = run_id if isinstance(run_id, uuid.UUID) else uuid.UUID(str(run_id))
+    except ValueError:
+        return []
+    return list(
+        AuditEntry.objects.filter(run_id=key)
+        .order_by("-created_at", "-id")
+        .only(
+            "created_at",
+            "actor_name",
+            "action",
+            "outcome",
+            "target",
+            "checkpoint_before",
+            "checkpoint_after",
+        )[:limit]
+    )

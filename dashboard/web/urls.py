@@ -38,6 +38,11 @@ urlpatterns: list[URLPattern] = [
         name="approval_decide",
     ),
     path(
+        "approvals/<str:request_id>/claim/",
+        views_approvals.approval_claim,
+        name="approval_claim",
+    ),
+    path(
         "approvals/<str:request_id>/status/",
         views_approvals.approval_status,
         name="approval_status",

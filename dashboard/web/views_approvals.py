@@ -29,6 +29,8 @@ from dashboard.web.pagination import decode_cursor, page_links
 INBOX = "dashboard/approval_inbox.html"
 ARCHIVE = "dashboard/approval_archive.html"
 PAGE_SIZE = 50
+# The inbox's own tabs (?tab=...), in the order shown; "all" is the default.
+INBOX_TABS = (("mine", "Mine"), ("groups", "My groups"), ("all", "All"))
 
 
 def response_form(
@@ -107,6 +109,11 @@ def panel_context(
         "decide_error": error,
         "decide_notice": notice,
         "json_capable": bool(approval.response_schema),
+        "is_overdue": approval.status == ApprovalStatus.PENDING
+        and (
+            approval.overdue_at is not None
+            or (approval.due_at is not None and approval.due_at < timezone.now())
+        ),
     }
 
 
@@ -116,7 +123,12 @@ def _inbox_context(request: HttpRequest) -> dict[str, Any]:
     form = ApprovalFilterForm(request.GET, workflows=workflows)
     filters = form.cleaned()
     age = ApprovalFilterForm.AGE_DELTAS.get(filters.get("age", ""))
+    inbox_tab = request.GET.get("tab", "all")
+    if inbox_tab not in selectors.APPROVAL_TABS:
+        inbox_tab = "all"
     page = selectors.approval_inbox(
+        tab=inbox_tab,
+        user=request.user,
         workflow=filters.get("workflow", ""),
         older_than=timezone.now() - age if age else None,
         after=decode_cursor(request.GET.get("after"), int),
@@ -140,6 +152,8 @@ def _inbox_context(request: HttpRequest) -> dict[str, Any]:
         "now": timezone.now(),
         "nav_section": "approvals",
         "tab": "inbox",
+        "inbox_tab": inbox_tab,
+        "inbox_tabs": INBOX_TABS,
         "may": allowed_actions(request.user),
     }
 
@@ -221,6 +235,29 @@ def approval_decide(request: HttpRequest, request_id: str) -> HttpResponse:
     if is_htmx(request):
         return render(request, f"{INBOX}#panel", context, status=status)
     return render(request, INBOX, {**_inbox_context(request), **context}, status=status)
+
+
+@page_view("POST")
+def approval_claim(request: HttpRequest, request_id: str) -> HttpResponse:
+    """Claim a pending request (or, with ``release``, give it back); the service decides."""
+    approval = selectors.approval_get(request_id)
+    if approval is None:
+        raise Http404("No such request.")
+    release = request.POST.get("release") == "1"
+    try:
+        services.approval_claim(approval.request_id, user=request.user, release=release)
+    except services.ServiceError as exc:
+        context = {
+            **_inbox_context(request),
+            **panel_context(selectors.approval_get(request_id), error=exc.message),
+        }
+        context["selected_id"] = approval.request_id
+        return render(request, INBOX, context, status=exc.status)
+    messages.success(
+        request,
+        "Request released." if release else "Request claimed: others cannot decide it now.",
+    )
+    return redirect(f"{reverse('dashboard:approval_inbox')}?request={approval.request_id}")
 
 
 def response_text(response: Any) -> str | None:

@@ -43,6 +43,8 @@ def render_detail(
         **run_page.page_context(run, full_timeline=full),
         **actions_context(run, request.user),
         "action_error": error,
+        "audit_entries": selectors.run_audit_entries(run.pk),
+        "audit_limit": selectors.AUDIT_CARD_LIMIT,
     }
     return render(request, TEMPLATE, context, status=status)
 
