@@ -191,8 +191,11 @@ def _wait_until_up(server: Server) -> None:
     raise RuntimeError(f"daphne did not answer in 60 s:\n{server.log_text()}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(server: Server) -> Iterator[Any]:
+    # Module scope, not session: Playwright's sync API keeps an asyncio loop running on this
+    # thread while it is open, and every async test collected after the browser tests would
+    # then fail with "Cannot run the event loop while another loop is running".
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
