@@ -511,3 +511,30 @@ def run_audit_entries(run_id: Any, limit: int = AUDIT_CARD_LIMIT) -> list[Any]:
             "checkpoint_after",
         )[:limit]
     )
+
+
+def storage_growth(days: int = 30) -> list[dict[str, Any]]:
+    """Checkpoint bytes and counts by the day they were written, for the last ``days`` days
+    (every day present, zeros included), oldest first. Pruned checkpoints no longer count."""
+    from datetime import timedelta
+
+    from django.db.models.functions import TruncDate
+    from django.utils import timezone
+
+    today = timezone.now().date()
+    first = today - timedelta(days=days - 1)
+    rows = (
+        Checkpoint.objects.filter(created_at__date__gte=first)
+        .annotate(day=TruncDate("created_at"))
+        .values("day")
+        .annotate(checkpoints=Count("checkpoint_id"), bytes=Sum("size_bytes"))
+    )
+    found = {row["day"]: row for row in rows}
+    return [
+        {
+            "day": day,
+            "checkpoints": found.get(day, {}).get("checkpoints", 0),
+            "bytes": found.get(day, {}).get("bytes") or 0,
+        }
+        for day in (first + timedelta(days=n) for n in range(days))
+    ]

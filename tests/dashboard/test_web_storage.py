@@ -61,3 +61,28 @@ def test_storage_totals_by_workflow_status_and_largest_runs(
 def test_storage_page_without_checkpoints(client_as: Callable[..., Client]) -> None:
     html = client_as("Viewer").get("/storage/").content.decode()
     assert "No checkpoints yet" in html and "30-day growth chart" in html
+
+
+def test_storage_growth_chart_shows_bytes_written_per_day_for_thirty_days(
+    client_as: Callable[..., Client], make_run: Callable[..., Any]
+) -> None:
+    import datetime as dt
+
+    from django.utils import timezone
+
+    run = make_run(workflow_name="squares", status="completed")
+    today = add_checkpoint(run, 4000)
+    old = add_checkpoint(run, 1000)
+    Checkpoint.objects.filter(pk=old.pk).update(created_at=timezone.now() - dt.timedelta(days=3))
+    Checkpoint.objects.filter(pk=today.pk).update(created_at=timezone.now())
+    too_old = add_checkpoint(run, 9000)
+    Checkpoint.objects.filter(pk=too_old.pk).update(created_at=timezone.now() - dt.timedelta(days=40))
+
+    response = client_as("Viewer").get("/storage/")
+
+    growth = response.context["growth"]
+    assert len(growth["bars"]) == 30
+    assert [bar["bytes"] for bar in growth["bars"]][-4:] == [1000, 0, 0, 4000]
+    assert growth["total"] == 5000  # the 40-day-old checkpoint is outside the window
+    assert growth["bars"][-1]["height"] == growth["height"]  # the busiest day fills the chart
+    assert b'class="growth-bar"' in response.content
