@@ -12,10 +12,9 @@ import datetime as dt
 import json
 from typing import Any
 
-from django.utils import timezone
-
 from dashboard.models import RunEvent
 from dashboard.web.display import readable, short_type_name
+from dashboard.web.timefmt import CreatedAtLabels
 
 __all__ = ["EventView", "describe_event", "event_views"]
 
@@ -38,7 +37,7 @@ _PLAIN = frozenset(
 
 
 @dataclasses.dataclass(frozen=True)
-class EventView:
+class EventView(CreatedAtLabels):
     seq: int
     type: str
     created_at: dt.datetime
@@ -47,18 +46,6 @@ class EventView:
     details: str
     link_run: str = ""
 
-    # Formatted here, not with the template's date filter: a log shows hundreds of rows.
-    @property
-    def time_iso(self) -> str:
-        return self.created_at.isoformat()
-
-    @property
-    def time_short(self) -> str:
-        return timezone.localtime(self.created_at).strftime("%H:%M:%S")
-
-    @property
-    def time_title(self) -> str:
-        return timezone.localtime(self.created_at).strftime("%Y-%m-%d %H:%M:%S.%f %Z")
 
 
 def _text(value: Any, limit: int = 120) -> str:

@@ -17,9 +17,8 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from django.utils import timezone
-
 from dashboard.models import RunStatus, WorkflowRun
+from dashboard.web.timefmt import CreatedAtLabels
 
 __all__ = ["Branch", "Gap", "Item", "Timeline", "build_timeline", "duration_label"]
 
@@ -38,7 +37,7 @@ class Branch:
 
 
 @dataclasses.dataclass
-class Item:
+class Item(CreatedAtLabels):
     checkpoint_id: str
     superstep: int
     kind: str
@@ -57,17 +56,6 @@ class Item:
     def duration_label(self) -> str:
         return duration_label(self.duration)
 
-    @property
-    def time_iso(self) -> str:
-        return self.created_at.isoformat()
-
-    @property
-    def time_short(self) -> str:
-        return timezone.localtime(self.created_at).strftime("%H:%M:%S")
-
-    @property
-    def time_title(self) -> str:
-        return timezone.localtime(self.created_at).strftime("%Y-%m-%d %H:%M:%S.%f %Z")
 
 
 def duration_label(value: dt.timedelta | None) -> str:
