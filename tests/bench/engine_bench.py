@@ -24,7 +24,7 @@ JSON. Two modes:
 Usage::
 
     python tests/bench/engine_bench.py [--supersteps 10000] [--quick] [--repeat 3]
-        [--budget 60] [--dir FOLDER] [--no-peer] [--no-fail] [--json FILE]
+        [--budget 60] [--fsync-writes N] [--dir FOLDER] [--no-peer] [--no-fail] [--json FILE]
 
 Exit status: 0 when every gated target passes (or with ``--no-fail``), 1 otherwise. Targets
 that need agent-framework-core are reported as SKIP when it is not installed.
@@ -229,6 +229,18 @@ class Result:
     disk_bytes_per_checkpoint: float | None = None
 
 
+@dataclass
+class FsyncResult:
+    size: str
+    mode: str
+    checkpoint_bytes: int
+    writes: int
+    reps: int
+    best_mean_us: float
+    median_us: float
+    p99_us: float
+
+
 async def run_once(
     engine: Engine,
     items: list[dict[str, Any]],
@@ -284,7 +296,10 @@ async def run_once(
                     latest.to_dict(), ensure_ascii=False, separators=(",", ":")
                 ).encode()
     if storage_kind == "file":
-        sample.disk_bytes = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+        files = [p for p in root.rglob("*") if p.is_file()]
+        sample.disk_bytes = sum(p.stat().st_size for p in files)
+        if engine.key != "superstep":  # one <checkpoint id>.json per checkpoint
+            sample.checkpoints = sum(1 for p in files if p.suffix == ".json")
         shutil.rmtree(root, ignore_errors=True)
     del result, workflow, storage, executor
     gc.collect()
@@ -299,17 +314,27 @@ async def measure(
     mode: str,
     args: argparse.Namespace,
     folder: Path,
-) -> tuple[Result, Sample]:
+    *,
+    fsync_probe: bool = False,
+) -> tuple[Result, FsyncResult | None]:
+    """Warm up, then up to ``args.repeat`` timed runs (fewer once ``args.budget`` is spent).
+
+    With ``fsync_probe``, a round of fsync'ed atomic writes of this workload's full checkpoint
+    document runs in the same folder just before every timed run, so disk conditions match.
+    """
     mutate = mode == "changing"
     n = args.supersteps
-    await run_once(engine, items, storage_kind, mutate, min(n, 200), folder)  # warm-up
+    warm = await run_once(
+        engine, items, storage_kind, mutate, min(n, 200), folder, keep_full_checkpoint=fsync_probe
+    )
     samples: list[Sample] = []
+    write_rounds: list[list[float]] = []
     spent = 0.0
     while len(samples) < args.repeat:
-        sample = await run_once(
-            engine, items, storage_kind, mutate, n, folder,
-            keep_full_checkpoint=not samples and storage_kind == "file",
-        )
+        if fsync_probe:
+            assert warm.full_checkpoint is not None
+            write_rounds.append(fsync_round(warm.full_checkpoint, folder, args.fsync_writes))
+        sample = await run_once(engine, items, storage_kind, mutate, n, folder)
         samples.append(sample)
         spent += sample.seconds
         if spent + sample.seconds > args.budget:
@@ -337,52 +362,45 @@ async def measure(
         f"  {engine.key:9} {size:6} {mode:9} {storage_kind:6} best {result.best_us:9.1f} us/step"
         f"  ({len(samples)} x {n} supersteps)"
     )
-    return result, first
+    fsync = None
+    if fsync_probe:
+        assert warm.full_checkpoint is not None
+        every = sorted(t for round_ in write_rounds for t in round_)
+        fsync = FsyncResult(
+            size=size,
+            mode=mode,
+            checkpoint_bytes=len(warm.full_checkpoint),
+            writes=args.fsync_writes,
+            reps=len(write_rounds),
+            best_mean_us=min(statistics.fmean(r) for r in write_rounds) * 1e6,
+            median_us=statistics.median(every) * 1e6,
+            p99_us=every[int(len(every) * 0.99)] * 1e6,
+        )
+        _progress(
+            f"  fsync'ed atomic write of {fsync.checkpoint_bytes:,} bytes: best mean "
+            f"{fsync.best_mean_us:,.1f} us ({len(write_rounds)} x {args.fsync_writes})"
+        )
+    return result, fsync
 
 
-@dataclass
-class FsyncResult:
-    size: str
-    mode: str
-    checkpoint_bytes: int
-    writes: int
-    reps: int
-    best_mean_us: float
-    median_us: float
-    p99_us: float
-
-
-def measure_fsync(
-    data: bytes, folder: Path, size: str, mode: str, writes: int, repeat: int
-) -> FsyncResult:
-    """``writes`` atomic writes (temp file, write, fsync, rename, fsync dir) of ``data`` to new
-    files in ``folder``, as the file storage does once per checkpoint; best of ``repeat`` means."""
+def fsync_round(data: bytes, folder: Path, writes: int) -> list[float]:
+    """Seconds taken by each of ``writes`` atomic writes (temp file, write, fsync, rename, fsync
+    of the folder) of ``data`` to new files in ``folder``, as the file storage does once per
+    checkpoint. A few unmeasured writes first warm the folder up."""
     probe = folder / "fsync-probe"
-    means: list[float] = []
-    every: list[float] = []
-    for rep in range(repeat + 1):  # the first round warms up
-        shutil.rmtree(probe, ignore_errors=True)
-        probe.mkdir(parents=True)
+    shutil.rmtree(probe, ignore_errors=True)
+    probe.mkdir(parents=True)
+    try:
+        for i in range(min(20, writes)):
+            atomic_write(probe / f"warm-{i:06d}.json", data)
         times = []
         for i in range(writes):
             started = time.perf_counter()
             atomic_write(probe / f"{i:06d}.json", data)
             times.append(time.perf_counter() - started)
-        if rep:
-            means.append(statistics.fmean(times))
-            every.extend(times)
-    shutil.rmtree(probe, ignore_errors=True)
-    every.sort()
-    return FsyncResult(
-        size=size,
-        mode=mode,
-        checkpoint_bytes=len(data),
-        writes=writes,
-        reps=repeat,
-        best_mean_us=min(means) * 1e6,
-        median_us=statistics.median(every) * 1e6,
-        p99_us=every[int(len(every) * 0.99)] * 1e6,
-    )
+        return times
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
 
 
 # ------------------------------------------------------------------------------------- report
@@ -413,10 +431,12 @@ def report(
     folder: Path,
 ) -> list[Check]:
     index = {(r.engine, r.size, r.mode, r.storage): r for r in results}
-    peer_name = "MAF" if peer else "MAF (missing)"
+    peer_name = "MAF" if peer else "MAF (skipped)" if args.no_peer else "MAF (missing)"
     print()
-    print(f"Self-loop of {args.supersteps:,} supersteps; times are microseconds per superstep "
-          f"(best of the repetitions), ratio = superstep / {peer_name}.")
+    print(
+        f"Self-loop of {args.supersteps:,} supersteps; times are microseconds per superstep "
+        f"(best of the repetitions), ratio = superstep / {peer_name}."
+    )
     header = (
         f"{'state':>7} {'large part':>10} {'storage':>7} | {'superstep':>10} {'median':>10} "
         f"{'reps':>4} | {peer_name:>10} {'reps':>4} | {'ratio':>6} | "
@@ -442,19 +462,28 @@ def report(
                     f"{_fmt_bytes(theirs.disk_bytes_per_checkpoint if theirs else None):>16}"
                 )
     print()
-    print("bytes/ckpt: the storage's bytes_written / checkpoints written (entry + one per "
-          "superstep);")
-    print("disk/ckpt: every file the file storage left in its folder (checkpoints, blobs, "
-          "index) / checkpoints.")
+    print(
+        "bytes/ckpt: the storage's bytes_written / checkpoints written (entry + one per superstep);"
+    )
+    print(
+        "disk/ckpt: every file the file storage left in its folder (checkpoints, blobs, "
+        "index) / checkpoints."
+    )
     if peer is not None and not peer.durable_file:
-        print(f"{peer.label}'s FileCheckpointStorage does not fsync; its file times are shown "
-              "for reference only.")
+        print(
+            f"{peer.label}'s FileCheckpointStorage does not fsync; its file times are shown "
+            "for reference only."
+        )
 
     print()
-    print(f"One fsync'ed atomic write (temp file, write, fsync, rename, fsync dir) of the full "
-          f"checkpoint document, in {folder}:")
-    head2 = (f"{'state':>7} {'large part':>10} | {'bytes':>8} | {'write mean':>10} "
-             f"{'median':>8} {'p99':>8} | {'file storage':>12} | {'ratio':>6}")
+    print(
+        f"One fsync'ed atomic write (temp file, write, fsync, rename, fsync dir) of the full "
+        f"checkpoint document, in {folder}:"
+    )
+    head2 = (
+        f"{'state':>7} {'large part':>10} | {'bytes':>8} | {'write mean':>10} "
+        f"{'median':>8} {'p99':>8} | {'file storage':>12} | {'ratio':>6}"
+    )
     print(head2)
     print("-" * len(head2))
     for fs in fsyncs:
@@ -464,8 +493,10 @@ def report(
             f"{_fmt_us(fs.best_mean_us):>10} {_fmt_us(fs.median_us):>8} {_fmt_us(fs.p99_us):>8} | "
             f"{_fmt_us(ours.best_us):>12} | {ours.best_us / fs.best_mean_us:6.3f}"
         )
-    print(f"(write mean: best of {args.repeat} means of {args.fsync_writes} writes each; "
-          "median and p99 over all of them)")
+    print(
+        f"(write mean: the best mean of rounds of {args.fsync_writes} writes, one round just "
+        "before each timed file-storage run; median and p99 over all of them)"
+    )
 
     checks: list[Check] = []
     fsync_index = {(f.size, f.mode): f for f in fsyncs}
@@ -482,29 +513,42 @@ def report(
                     checks.append(Check(name, "peer missing", f"<= {limit:.3f}", "SKIP", gated))
                     continue
                 ratio = ours.best_us / theirs.best_us
-                checks.append(Check(
-                    name, f"{ratio:.3f} ({ours.best_us:,.1f} / {theirs.best_us:,.1f} us)",
-                    f"<= {limit:.3f}", "PASS" if ratio <= limit else "FAIL", gated,
-                ))
+                checks.append(
+                    Check(
+                        name,
+                        f"{ratio:.3f} ({ours.best_us:,.1f} / {theirs.best_us:,.1f} us)",
+                        f"<= {limit:.3f}",
+                        "PASS" if ratio <= limit else "FAIL",
+                        gated,
+                    )
+                )
             ours = index.get(("superstep", size, mode, "file"))
             fs = fsync_index.get((size, mode))
             if ours is not None and fs is not None:
                 ratio = ours.best_us / fs.best_mean_us
-                checks.append(Check(
-                    f"file   {size:>6} {mode:9}: superstep / fsync'ed write",
-                    f"{ratio:.3f} ({ours.best_us:,.1f} / {fs.best_mean_us:,.1f} us)",
-                    f"<= {TARGET_FILE:.2f}", "PASS" if ratio <= TARGET_FILE else "FAIL", gated,
-                ))
+                checks.append(
+                    Check(
+                        f"file   {size:>6} {mode:9}: superstep / fsync'ed write",
+                        f"{ratio:.3f} ({ours.best_us:,.1f} / {fs.best_mean_us:,.1f} us)",
+                        f"<= {TARGET_FILE:.2f}",
+                        "PASS" if ratio <= TARGET_FILE else "FAIL",
+                        gated,
+                    )
+                )
     for storage in ("memory", "file"):
         ours = index.get(("superstep", "64 KiB", "unchanged", storage))
         if ours is None or ours.bytes_per_checkpoint is None:
             continue
         share = ours.bytes_per_checkpoint / ours.state_bytes
-        checks.append(Check(
-            f"{storage:6} 64 KiB unchanged: bytes written per checkpoint / state",
-            f"{share:.2%} ({ours.bytes_per_checkpoint:,.0f} / {ours.state_bytes:,} B)",
-            f"<= {TARGET_BYTES:.0%}", "PASS" if share <= TARGET_BYTES else "FAIL", True,
-        ))
+        checks.append(
+            Check(
+                f"{storage:6} 64 KiB unchanged: bytes written per checkpoint / state",
+                f"{share:.2%} ({ours.bytes_per_checkpoint:,.0f} / {ours.state_bytes:,} B)",
+                f"<= {TARGET_BYTES:.0%}",
+                "PASS" if share <= TARGET_BYTES else "FAIL",
+                True,
+            )
+        )
 
     print()
     print("Targets (gated: the 'unchanged' workload; 'changing' is reported, not gated):")
@@ -513,9 +557,17 @@ def report(
         tag = c.status if c.gated else f"{c.status.lower()} (info)"
         print(f"  {tag:12} {c.name:<{width}}  {c.value}  [{c.limit}]")
     if peer is None:
-        print(f"  agent-framework-core is not installed ({PEER_IMPORT_ERROR}); "
-              "pip install -e '.[bench]' to compare against it.")
+        print(f"  {peer_status(args)}")
     return checks
+
+
+def peer_status(args: argparse.Namespace) -> str:
+    if args.no_peer:
+        return "agent-framework-core: skipped (--no-peer)"
+    return (
+        f"agent-framework-core is not installed ({PEER_IMPORT_ERROR}); "
+        "pip install -e '.[bench]' to compare against it"
+    )
 
 
 def _progress(text: str) -> None:
@@ -527,28 +579,43 @@ def _progress(text: str) -> None:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--supersteps", type=int, default=10_000,
-                        help="supersteps per run (default 10000)")
-    parser.add_argument("--quick", action="store_true",
-                        help="1,000 supersteps, for a smoke run")
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="timed runs per scenario; the best counts (default 3)")
-    parser.add_argument("--budget", type=float, default=60.0,
-                        help="seconds of timed runs per scenario before repetitions stop "
-                             "(at least one always runs; default 60)")
-    parser.add_argument("--fsync-writes", type=int, default=500,
-                        help="atomic writes per fsync measurement (default 500)")
-    parser.add_argument("--dir", type=Path, default=None,
-                        help="where the file storages and the fsync probe write "
-                             "(default: a new temporary folder)")
-    parser.add_argument("--no-peer", action="store_true",
-                        help="skip agent-framework-core even if it is installed")
-    parser.add_argument("--no-fail", action="store_true",
-                        help="always exit 0; just report")
+    parser.add_argument(
+        "--supersteps", type=int, default=10_000, help="supersteps per run (default 10000)"
+    )
+    parser.add_argument("--quick", action="store_true", help="1,000 supersteps, for a smoke run")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="timed runs per scenario; the best counts (default 3)"
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=60.0,
+        help="seconds of timed runs per scenario before repetitions stop "
+        "(at least one always runs; default 60)",
+    )
+    parser.add_argument(
+        "--fsync-writes",
+        type=int,
+        default=None,
+        help="atomic writes per round of the fsync measurement (default: as many as the run "
+        "writes checkpoints, so both see the disk for as long and fill a folder as large)",
+    )
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help="where the file storages and the fsync probe write (default: a new temporary folder)",
+    )
+    parser.add_argument(
+        "--no-peer", action="store_true", help="skip agent-framework-core even if it is installed"
+    )
+    parser.add_argument("--no-fail", action="store_true", help="always exit 0; just report")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args(argv)
     if args.quick:
         args.supersteps = 1_000
+    if args.fsync_writes is None:
+        args.fsync_writes = args.supersteps + 1
     if args.supersteps < 1 or args.repeat < 1 or args.fsync_writes < 1:
         parser.error("--supersteps, --repeat and --fsync-writes must be positive")
     return args
@@ -559,9 +626,9 @@ async def run(args: argparse.Namespace, folder: Path) -> int:
     peer = None if args.no_peer else maf_engine()
     engines = [ours] + ([peer] if peer else [])
     print(f"Python {platform.python_version()} on {platform.platform()}, {os.cpu_count()} CPUs")
-    print(f"engines: {', '.join(e.label for e in engines)}"
-          + ("" if peer else "  (agent-framework-core: not installed)" if not args.no_peer
-             else "  (agent-framework-core: skipped, --no-peer)"))
+    print(f"engines: {', '.join(e.label for e in engines)}")
+    if peer is None:
+        print(peer_status(args))
     print(f"file storages and fsync probe in {folder}")
 
     results: list[Result] = []
@@ -573,30 +640,41 @@ async def run(args: argparse.Namespace, folder: Path) -> int:
                 if storage == "none" and mode == "changing":
                     continue  # without a storage the two modes are the same workload
                 for engine in engines:
-                    result, first = await measure(engine, size, items, storage, mode, args, folder)
+                    result, fsync = await measure(
+                        engine,
+                        size,
+                        items,
+                        storage,
+                        mode,
+                        args,
+                        folder,
+                        fsync_probe=engine is ours and storage == "file",
+                    )
                     results.append(result)
-                    if engine is ours and storage == "file":
-                        assert first.full_checkpoint is not None
-                        fs = measure_fsync(first.full_checkpoint, folder, size, mode,
-                                           args.fsync_writes, args.repeat)
-                        _progress(f"  fsync'ed atomic write of {fs.checkpoint_bytes:,} bytes: "
-                                  f"mean {fs.best_mean_us:,.1f} us")
-                        fsyncs.append(fs)
+                    if fsync is not None:
+                        fsyncs.append(fsync)
 
     checks = report(results, fsyncs, peer, args, folder)
     failed = [c for c in checks if c.gated and c.status == "FAIL"]
     if args.json is not None:
-        args.json.write_text(json.dumps({
-            "supersteps": args.supersteps,
-            "engines": [e.label for e in engines],
-            "results": [asdict(r) for r in results],
-            "fsync": [asdict(f) for f in fsyncs],
-            "checks": [asdict(c) for c in checks],
-        }, indent=2))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "supersteps": args.supersteps,
+                    "engines": [e.label for e in engines],
+                    "results": [asdict(r) for r in results],
+                    "fsync": [asdict(f) for f in fsyncs],
+                    "checks": [asdict(c) for c in checks],
+                },
+                indent=2,
+            )
+        )
     print()
     if failed:
-        print(f"RESULT: FAIL ({len(failed)} gated target(s) missed)"
-              + (" - ignored, --no-fail" if args.no_fail else ""))
+        print(
+            f"RESULT: FAIL ({len(failed)} gated target(s) missed)"
+            + (" - ignored, --no-fail" if args.no_fail else "")
+        )
         return 0 if args.no_fail else 1
     print("RESULT: PASS")
     return 0
