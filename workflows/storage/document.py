@@ -40,16 +40,14 @@ class SplitCheckpoint:
 
 
 class PartCache:
-    """Remembers the last encoded value, text and digest per (run, part), so a part that did
-    not change is neither serialized nor hashed again (comparing encoded values is far cheaper).
-    Encoded values are fresh containers of immutable scalars, so keeping them is safe.
-    Bounded: the least recently used runs are forgotten."""
+    """Remembers the last JSON text and digest per (run, part), so a part that did not change
+    is not hashed or stored again. Bounded: the least recently used runs are forgotten."""
 
     def __init__(self, max_runs: int = 256) -> None:
-        self._runs: OrderedDict[str, dict[Path, tuple[Any, str, str]]] = OrderedDict()
+        self._runs: OrderedDict[str, dict[Path, tuple[str, str]]] = OrderedDict()
         self._max = max_runs
 
-    def for_run(self, run_id: str) -> dict[Path, tuple[Any, str, str]]:
+    def for_run(self, run_id: str) -> dict[Path, tuple[str, str]]:
         parts = self._runs.get(run_id)
         if parts is None:
             parts = self._runs[run_id] = {}
@@ -87,15 +85,17 @@ def split_checkpoint(
     blobs: dict[str, str] = {}
     size = 0
     for path, value in list(_parts(doc)):
+        # Compared as JSON text, not with ==: in Python 1 == 1.0 == True, and a part whose
+        # number changed type must not be stored as the old one.
+        text = codec.dumps(value)
+        if len(text) < INLINE_LIMIT:
+            continue
         previous = known.get(path)
-        if previous is not None and previous[0] == value:
-            _, text, digest = previous
+        if previous is not None and previous[0] == text:
+            digest = previous[1]
         else:
-            text = codec.dumps(value)
-            if len(text) < INLINE_LIMIT:
-                continue
             digest = hashlib.sha256(codec.check_text(text, _describe(path))).hexdigest()
-            known[path] = (value, text, digest)
+            known[path] = (text, digest)
         blobs[digest] = text
         refs.append([list(path), digest])
         size += len(text)
