@@ -24,6 +24,7 @@ sample types (``Contract*``) in the process-wide type registry.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as dt
 import enum
@@ -581,6 +582,46 @@ class CheckpointStorageContract:
         await storage.save(make_checkpoint(seconds=2, iteration_count=1,
                                            executor_states={"w": {"big": big}}, state={"big": big}))
         assert storage.bytes_written - before <= 0.10 * 64 * 1024
+
+    async def test_a_large_state_changed_in_place_is_stored_with_each_change(
+        self, storage: Any
+    ) -> None:
+        # The same list object, mutated between saves: whatever tells unchanged from changed
+        # must look at the contents, not at the object.
+        records: list[dict[str, Any]] = [{"id": i, "qty": 1} for i in range(200)]
+        saved = []
+        for step in range(3):
+            records[step]["qty"] = 1.0 if step == 1 else True if step == 2 else 1
+            records.append({"id": 1000 + step, "qty": step})
+            checkpoint = make_checkpoint(
+                seconds=step, iteration_count=step, executor_states={"w": {"records": records}}
+            )
+            await storage.save(checkpoint)
+            saved.append((checkpoint.checkpoint_id, copy.deepcopy(records)))
+        for checkpoint_id, expected in saved:
+            loaded = (await storage.load(checkpoint_id)).executor_states["w"]["records"]
+            assert loaded == expected
+            assert [type(r["qty"]) for r in loaded] == [type(r["qty"]) for r in expected]
+
+    async def test_a_number_that_changes_type_in_a_large_state_keeps_its_new_type(
+        self, storage: Any
+    ) -> None:
+        padding = list(range(300))  # 1 == 1.0 == True in Python; stored, they must differ
+        ids = []
+        for step, first in enumerate([1, 1.0, True, 1]):
+            checkpoint = make_checkpoint(seconds=step, state={"values": [first, *padding]})
+            await storage.save(checkpoint)
+            ids.append(checkpoint.checkpoint_id)
+        kinds = [type((await storage.load(i)).state["values"][0]) for i in ids]
+        assert kinds == [int, float, bool, int]
+
+    async def test_an_unstorable_buffer_where_equal_bytes_were_is_still_refused(
+        self, storage: Any
+    ) -> None:
+        data = b"x" * 2048
+        await storage.save(make_checkpoint(seconds=1, state={"blob": [data]}))
+        with pytest.raises(CheckpointEncodeError, match="blob"):
+            await storage.save(make_checkpoint(seconds=2, state={"blob": [memoryview(data)]}))
 
     # ------------------------------------------------------------------------- a real workflow
 

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workflows import (
-    CheckpointEncodeError,
-    Executor,
-    InMemoryCheckpointStorage,
-    WorkflowBuilder,
-    WorkflowContext,
-    handler,
-)
+from workflows import CheckpointEncodeError, InMemoryCheckpointStorage
 from workflows.testing import CheckpointStorageContract, make_checkpoint
 
 
@@ -46,32 +39,3 @@ async def test_two_memory_storages_share_nothing() -> None:
     one, two = InMemoryCheckpointStorage(), InMemoryCheckpointStorage()
     await one.save(make_checkpoint())
     assert await two.list_checkpoint_ids() == []
-
-
-async def test_a_part_whose_number_changes_type_is_stored_with_its_new_type() -> None:
-    # 1 == 1.0 == True in Python: the unchanged-part cache must not take one for the other.
-
-    padding = list(range(300))  # large enough to become a shared blob
-
-    class Flip(Executor):
-        def __init__(self) -> None:
-            super().__init__(id="flip")
-            self.value: list[object] = []
-
-        @handler
-        async def step(self, n: int, ctx: WorkflowContext[int]) -> None:
-            self.value = [[1, 1.0, True][n], *padding]
-            if n < 2:
-                await ctx.send_message(n + 1)
-
-        async def on_checkpoint_save(self) -> dict[str, object]:
-            return {"value": self.value}
-
-    storage = InMemoryCheckpointStorage()
-    flip = Flip()
-    workflow = (
-        WorkflowBuilder(start_executor=flip, checkpoint_storage=storage).add_edge(flip, flip).build()
-    )
-    ids = (await workflow.run(0)).get_checkpoint_ids()
-    kinds = [type((await storage.load(cid)).executor_states["flip"]["value"][0]) for cid in ids]
-    assert kinds == [int, float, bool]

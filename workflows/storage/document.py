@@ -8,7 +8,9 @@ refers to it. A value that did not change in a superstep is therefore not writte
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import marshal
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,7 +22,7 @@ from ..exceptions import CheckpointDecodeError
 from ..registry import TypeRegistry, default_registry
 from .protocol import CheckpointSummary
 
-__all__ = ["INLINE_LIMIT", "PartCache", "SplitCheckpoint", "join_checkpoint", "split_checkpoint", "summarize_record"]
+__all__ = ["INLINE_LIMIT", "KnownPart", "PartCache", "SplitCheckpoint", "join_checkpoint", "split_checkpoint", "summarize_record"]
 
 # Values shorter than this stay inside the record: a blob costs a lookup on every load.
 INLINE_LIMIT = 512
@@ -39,15 +41,23 @@ class SplitCheckpoint:
         return [digest for _, digest in self.record["blob_refs"]]
 
 
+@dataclass(frozen=True)
+class KnownPart:
+    fingerprint: bytes | None  # of the live value, when it can be trusted (see _fingerprint)
+    text: str
+    digest: str
+
+
 class PartCache:
-    """Remembers the last JSON text and digest per (run, part), so a part that did not change
-    is not hashed or stored again. Bounded: the least recently used runs are forgotten."""
+    """Remembers, per (run, part), the last stored JSON text, its digest and a fingerprint of
+    the live value, so a part that did not change is neither encoded, hashed nor stored again.
+    Bounded: the least recently used runs are forgotten."""
 
     def __init__(self, max_runs: int = 256) -> None:
-        self._runs: OrderedDict[str, dict[Path, tuple[str, str]]] = OrderedDict()
+        self._runs: OrderedDict[str, dict[Path, KnownPart]] = OrderedDict()
         self._max = max_runs
 
-    def for_run(self, run_id: str) -> dict[Path, tuple[str, str]]:
+    def for_run(self, run_id: str) -> dict[Path, KnownPart]:
         parts = self._runs.get(run_id)
         if parts is None:
             parts = self._runs[run_id] = {}
@@ -68,6 +78,36 @@ def _parts(doc: dict[str, Any]) -> Iterator[tuple[Path, Any]]:
         yield (name,), doc[name]
 
 
+def _live_value(checkpoint: WorkflowCheckpoint, path: Path) -> Any:
+    if path[0] == "state":
+        return checkpoint.state[path[1]]
+    if path[0] == "executor_states":
+        return checkpoint.executor_states[path[1]][path[2]]
+    return _NO_FINGERPRINT
+
+
+_NO_FINGERPRINT = object()
+# The codec's tag for bytes; marshal writes any buffer (bytes, memoryview, array) the same way.
+_BYTES_TAG = '"$t":"bytes"'
+
+
+def _fingerprint(value: Any) -> bytes | None:
+    """A type-exact serialization of a live value made only of builtin types, or None.
+
+    Encoding a large unchanged state through the codec just to learn that it did not change
+    costs far more than the write it saves; marshal does the same walk in C. It is exact for
+    int/float/bool/str/None/list/tuple/dict/set/frozenset (1, 1.0 and True differ), refuses
+    every other type (subclasses included), and is never loaded back: it is only compared.
+    Version 2 has no back-references, so the bytes do not depend on reference counts.
+    """
+    if value is _NO_FINGERPRINT:
+        return None
+    try:
+        return marshal.dumps(value, 2)
+    except ValueError:  # a type marshal does not know (dataclass, datetime...) or too deep
+        return None
+
+
 def split_checkpoint(
     checkpoint: WorkflowCheckpoint,
     *,
@@ -79,11 +119,28 @@ def split_checkpoint(
     Raises:
         CheckpointEncodeError: from the codec, naming the value that cannot be stored.
     """
-    doc = checkpoint.to_dict(registry=registry)
     known = cache.for_run(checkpoint.run_id) if cache is not None else {}
+    unchanged: dict[Path, KnownPart] = {}
+    fingerprints: dict[Path, bytes | None] = {}
+    for path, last in known.items():
+        if last.fingerprint is None:
+            continue
+        try:
+            live = _live_value(checkpoint, path)
+        except KeyError:
+            continue
+        fingerprints[path] = current = _fingerprint(live)
+        if current == last.fingerprint:
+            unchanged[path] = last
+    doc = _without(checkpoint, unchanged).to_dict(registry=registry)
+
     refs: list[list[Any]] = []
     blobs: dict[str, str] = {}
     size = 0
+    for path, kept in unchanged.items():
+        blobs[kept.digest] = kept.text
+        refs.append([list(path), kept.digest])
+        size += len(kept.text)
     for path, value in list(_parts(doc)):
         # Compared as JSON text, not with ==: in Python 1 == 1.0 == True, and a part whose
         # number changed type must not be stored as the old one.
@@ -91,11 +148,18 @@ def split_checkpoint(
         if len(text) < INLINE_LIMIT:
             continue
         previous = known.get(path)
-        if previous is not None and previous[0] == text:
-            digest = previous[1]
+        if previous is not None and previous.text == text:
+            digest = previous.digest
         else:
             digest = hashlib.sha256(codec.check_text(text, _describe(path))).hexdigest()
-            known[path] = (text, digest)
+        if path in fingerprints:
+            fingerprint = fingerprints[path]
+        else:
+            fingerprint = _fingerprint(_live_value(checkpoint, path))
+        if fingerprint is not None and _BYTES_TAG in text:
+            # A memoryview where bytes were would fingerprint the same; always re-encode.
+            fingerprint = None
+        known[path] = KnownPart(fingerprint, text, digest)
         blobs[digest] = text
         refs.append([list(path), digest])
         size += len(text)
@@ -105,6 +169,20 @@ def split_checkpoint(
     record_text = codec.dumps(doc)
     codec.check_text(record_text, "checkpoint")
     return SplitCheckpoint(doc, record_text, blobs, size + len(record_text))
+
+
+def _without(checkpoint: WorkflowCheckpoint, parts: dict[Path, KnownPart]) -> WorkflowCheckpoint:
+    """``checkpoint`` minus the given state and executor-state parts (a shallow copy)."""
+    if not parts:
+        return checkpoint
+    return dataclasses.replace(
+        checkpoint,
+        state={k: v for k, v in checkpoint.state.items() if ("state", k) not in parts},
+        executor_states={
+            eid: {k: v for k, v in st.items() if ("executor_states", eid, k) not in parts}
+            for eid, st in checkpoint.executor_states.items()
+        },
+    )
 
 
 def join_checkpoint(
