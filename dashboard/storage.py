@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -87,6 +88,44 @@ _UPSERT_FIELDS = [
 ]
 
 
+_COLUMNS = (
+    "checkpoint_id", "run_id", "engine_run_id", "workflow_name", "superstep",
+    "previous_checkpoint_id", "graph_signature_hash", "document", "size_bytes",
+    "pending_request_count", "created_at", "on_hold",
+)
+
+
+@functools.cache
+def _upsert_statement(new_blobs: bool, links: bool) -> str:
+    """The save statement for one shape of checkpoint (built once; the common shape, a run's
+    unchanged state, has links to known blobs and no new blob)."""
+    table = Checkpoint._meta.db_table
+    updates = ", ".join(
+        f"{c} = EXCLUDED.{c}" for c in _COLUMNS if c not in ("checkpoint_id", "on_hold")
+    )
+    row = (
+        f"INSERT INTO {table} ({', '.join(_COLUMNS)}) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, false) "
+        f"ON CONFLICT (checkpoint_id) DO UPDATE SET {updates}"
+    )
+    if not links:
+        return row
+    statement = (
+        f"cp AS ({row} RETURNING checkpoint_id) "
+        f"INSERT INTO {Checkpoint.blobs.through._meta.db_table} (checkpoint_id, checkpointblob_id) "
+        # Digests are hex: one comma-joined text parameter is cheaper to send than an array.
+        "SELECT cp.checkpoint_id, d FROM cp, unnest(string_to_array(%s, ',')) AS d "
+        "ON CONFLICT DO NOTHING"
+    )
+    if new_blobs:
+        statement = (
+            f"b AS (INSERT INTO {CheckpointBlob._meta.db_table} (digest, data, size_bytes, created_at) "
+            "SELECT d, j::jsonb, n, %s FROM unnest(%s::text[], %s::text[], %s::int[]) AS t(d, j, n) "
+            "ON CONFLICT DO NOTHING), " + statement
+        )
+    return "WITH " + statement
+
+
 def _upsert_postgresql(
     row: Checkpoint, record_text: str, digests: list[str], new_blobs: dict[str, str], using: str
 ) -> None:
@@ -94,36 +133,23 @@ def _upsert_postgresql(
     one round trip per superstep, atomic even outside a transaction, and the JSON goes in as
     already written instead of being serialized again. (Django's foreign keys on PostgreSQL are
     checked at commit, so the links may name blobs inserted by the same statement.)"""
-    table = Checkpoint._meta.db_table
-    links = Checkpoint.blobs.through._meta.db_table
-    blobs = CheckpointBlob._meta.db_table
-    columns = [
-        "checkpoint_id", "run_id", "engine_run_id", "workflow_name", "superstep",
-        "previous_checkpoint_id", "graph_signature_hash", "document", "size_bytes",
-        "pending_request_count", "created_at", "on_hold",
-    ]
-    updates = ", ".join(
-        f"{c} = EXCLUDED.{c}" for c in columns if c not in ("checkpoint_id", "on_hold")
-    )
-    sql = (
-        f"WITH b AS (INSERT INTO {blobs} (digest, data, size_bytes, created_at) "
-        "SELECT d, j::jsonb, n, %s FROM unnest(%s::text[], %s::text[], %s::int[]) AS t(d, j, n) "
-        "ON CONFLICT DO NOTHING), "
-        f"cp AS (INSERT INTO {table} ({', '.join(columns)}) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, false) "
-        f"ON CONFLICT (checkpoint_id) DO UPDATE SET {updates} RETURNING checkpoint_id) "
-        f"INSERT INTO {links} (checkpoint_id, checkpointblob_id) "
-        "SELECT cp.checkpoint_id, d FROM cp, unnest(%s::text[]) AS d ON CONFLICT DO NOTHING"
-    )
-    params = [
-        row.created_at, list(new_blobs), list(new_blobs.values()),
-        [len(text) for text in new_blobs.values()],
+    if not set(new_blobs) <= set(digests):
+        raise ValueError("every new blob must be one the checkpoint refers to")
+    params: list[Any] = []
+    if new_blobs:
+        params += [
+            row.created_at, list(new_blobs), list(new_blobs.values()),
+            [len(text) for text in new_blobs.values()],
+        ]
+    params += [
         row.checkpoint_id, row.run_id, row.engine_run_id, row.workflow_name, row.superstep,
         row.previous_checkpoint_id, row.graph_signature_hash, record_text, row.size_bytes,
-        row.pending_request_count, row.created_at, digests,
+        row.pending_request_count, row.created_at,
     ]
+    if digests:
+        params.append(",".join(digests))
     with connections[using].cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(_upsert_statement(bool(new_blobs), bool(digests)), params)
 
 
 def save_split(

@@ -149,3 +149,20 @@ async def test_storage_treats_an_id_with_a_nul_byte_as_missing(
     with pytest.raises(CheckpointNotFoundError):
         await storage.load("abc\x00def")
     assert await storage.delete("abc\x00def") is False
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(databases=["pg"])
+def test_postgres_maintains_only_the_checkpoint_indexes_queries_use() -> None:
+    # Each index on these tables is paid for at every superstep; LIKE-pattern indexes and a
+    # link index that the unique pair already covers served no query.
+    with connections["pg"].cursor() as cursor:
+        cursor.execute(
+            "SELECT tablename, indexdef FROM pg_indexes WHERE tablename IN "
+            "('dashboard_checkpoint', 'dashboard_checkpoint_blobs', 'dashboard_checkpointblob')"
+        )
+        indexes = cursor.fetchall()
+    assert not [d for _, d in indexes if "pattern_ops" in d]
+    link_indexes = sorted(d.split(" USING btree ")[1] for t, d in indexes
+                          if t == "dashboard_checkpoint_blobs")
+    assert link_indexes == ["(checkpoint_id, checkpointblob_id)", "(checkpointblob_id)", "(id)"]

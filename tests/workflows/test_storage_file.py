@@ -131,6 +131,19 @@ async def test_listing_is_rebuilt_from_the_files_after_the_index_is_deleted(
         assert (await reopened.load(checkpoint.checkpoint_id)).state == checkpoint.state
 
 
+async def test_saves_after_the_index_is_deleted_under_an_open_storage_are_indexed_again(
+    tmp_path: Path,
+) -> None:
+    # The storage keeps the index open for appending; it must notice the file went away.
+    storage = FileCheckpointStorage(tmp_path)
+    await storage.save(make_checkpoint(seconds=1))
+    (tmp_path / "index.jsonl").unlink()
+    later = make_checkpoint(seconds=2)
+    await storage.save(later)
+    assert later.checkpoint_id in (tmp_path / "index.jsonl").read_text()
+    assert later.checkpoint_id in await FileCheckpointStorage(tmp_path).list_checkpoint_ids()
+
+
 async def test_listing_survives_a_damaged_index(tmp_path: Path) -> None:
     storage = FileCheckpointStorage(tmp_path)
     saved = [make_checkpoint(seconds=i) for i in range(3)]

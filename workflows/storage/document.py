@@ -98,12 +98,13 @@ def _fingerprint(value: Any) -> bytes | None:
     costs far more than the write it saves; marshal does the same walk in C. It is exact for
     int/float/bool/str/None/list/tuple/dict/set/frozenset (1, 1.0 and True differ), refuses
     every other type (subclasses included), and is never loaded back: it is only compared.
-    Version 2 has no back-references, so the bytes do not depend on reference counts.
+    Back-references make the bytes depend on how objects are shared; that can only make an
+    unchanged value look changed (it is then encoded again), never hide a change.
     """
     if value is _NO_FINGERPRINT:
         return None
     try:
-        return marshal.dumps(value, 2)
+        return marshal.dumps(value)
     except ValueError:  # a type marshal does not know (dataclass, datetime...) or too deep
         return None
 

@@ -21,6 +21,7 @@ import os
 import re
 import threading
 import uuid
+import weakref
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,7 @@ class FileCheckpointStorage:
         self._blob_home: dict[str, str] = {}  # digest -> checkpoint id, or "" for blobs/
         self._refcount: dict[str, int] = {}
         self._index_offset = 0
+        self._index_file: tuple[int, int, weakref.finalize[Any, Any]] | None = None
         self._parsed: OrderedDict[str, Any] = OrderedDict()  # small LRU of parsed blobs
         self.bytes_written = 0
         with self._lock:
@@ -122,24 +124,39 @@ class FileCheckpointStorage:
 
     def _append_index(self, entry: dict[str, Any]) -> None:
         line = (json.dumps(entry, separators=(",", ":")) + "\n").encode()
-        fd = os.open(self._index_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        try:
-            before = os.fstat(fd).st_size
-            os.write(fd, line)  # one write with O_APPEND: lines from several processes never mix
-            after = os.fstat(fd).st_size
-        finally:
-            os.close(fd)
-        # Our own line is already applied; skip it unless another process appended meanwhile
-        # (then _refresh replays everything from the old offset, which is idempotent).
-        if before == self._index_offset and after - before == len(line):
+        fd = self._index_fd()
+        os.write(fd, line)  # one write with O_APPEND: lines from several processes never mix
+        after = os.fstat(fd).st_size
+        # _refresh ran under the same lock just before: if the file grew by exactly our line,
+        # nobody else appended and our own line is already applied. Otherwise _refresh replays
+        # from the old offset, which is idempotent.
+        if after - len(line) == self._index_offset:
             self._index_offset = after
+
+    def _index_fd(self) -> int:
+        """The index, opened once for appending (an open per save costs more than the write)."""
+        if self._index_file is None:
+            fd = os.open(self._index_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            self._index_file = (fd, os.fstat(fd).st_ino, weakref.finalize(self, os.close, fd))
+        return self._index_file[0]
+
+    def _drop_index_fd(self) -> None:
+        if self._index_file is not None:
+            self._index_file[2]()  # closes it
+            self._index_file = None
 
     def _refresh(self) -> None:
         """Replay index lines other processes (or an earlier life of this one) appended."""
         try:
-            size = self._index_path.stat().st_size
+            stat = self._index_path.stat()
         except FileNotFoundError:
+            self._drop_index_fd()  # removed by hand: the next append creates it again
+            self._index_offset = 0
             return
+        if self._index_file is not None and self._index_file[1] != stat.st_ino:
+            self._drop_index_fd()  # replaced by hand: append to, and read, the one there now
+            self._index_offset = 0
+        size = stat.st_size
         if size <= self._index_offset:
             return
         with open(self._index_path, "rb") as fh:
