@@ -95,10 +95,15 @@ _COLUMNS = (
 )
 
 
+# Up to this many blob links are written as literal rows (one statement text per count);
+# more go through unnest. VALUES rows cost the server less than unnesting a parameter.
+_LINK_ROWS = 16
+
+
 @functools.cache
-def _upsert_statement(new_blobs: bool, links: bool) -> str:
-    """The save statement for one shape of checkpoint (built once; the common shape, a run's
-    unchanged state, has links to known blobs and no new blob)."""
+def _upsert_statement(new_blobs: bool, links: int) -> str:
+    """The save statement for one shape of checkpoint (built once per shape; the common one, a
+    run's unchanged state, links a few known blobs and inserts no new blob)."""
     table = Checkpoint._meta.db_table
     updates = ", ".join(
         f"{c} = EXCLUDED.{c}" for c in _COLUMNS if c not in ("checkpoint_id", "on_hold")
@@ -110,13 +115,22 @@ def _upsert_statement(new_blobs: bool, links: bool) -> str:
     )
     if not links:
         return row
-    statement = (
-        f"cp AS ({row} RETURNING checkpoint_id) "
-        f"INSERT INTO {Checkpoint.blobs.through._meta.db_table} (checkpoint_id, checkpointblob_id) "
-        # Digests are hex: one comma-joined text parameter is cheaper to send than an array.
-        "SELECT cp.checkpoint_id, d FROM cp, unnest(string_to_array(%s, ',')) AS d "
-        "ON CONFLICT DO NOTHING"
-    )
+    link_table = Checkpoint.blobs.through._meta.db_table
+    if links <= _LINK_ROWS:
+        # Deferred foreign keys: the link may name the row inserted by the same statement.
+        rows = ", ".join(["(%s, %s)"] * links)
+        statement = (
+            f"cp AS ({row}) INSERT INTO {link_table} (checkpoint_id, checkpointblob_id) "
+            f"VALUES {rows} ON CONFLICT DO NOTHING"
+        )
+    else:
+        statement = (
+            f"cp AS ({row} RETURNING checkpoint_id) "
+            f"INSERT INTO {link_table} (checkpoint_id, checkpointblob_id) "
+            # Digests are hex: one comma-joined text parameter is cheaper than an array.
+            "SELECT cp.checkpoint_id, d FROM cp, unnest(string_to_array(%s, ',')) AS d "
+            "ON CONFLICT DO NOTHING"
+        )
     if new_blobs:
         statement = (
             f"b AS (INSERT INTO {CheckpointBlob._meta.db_table} (digest, data, size_bytes, created_at) "
@@ -146,10 +160,13 @@ def _upsert_postgresql(
         row.previous_checkpoint_id, row.graph_signature_hash, record_text, row.size_bytes,
         row.pending_request_count, row.created_at,
     ]
-    if digests:
+    if len(digests) > _LINK_ROWS:
         params.append(",".join(digests))
+    else:
+        for digest in digests:
+            params += [row.checkpoint_id, digest]
     with connections[using].cursor() as cursor:
-        cursor.execute(_upsert_statement(bool(new_blobs), bool(digests)), params)
+        cursor.execute(_upsert_statement(bool(new_blobs), len(digests)), params)
 
 
 def save_split(

@@ -73,6 +73,31 @@ async def test_storage_stores_unchanged_large_state_once_as_a_shared_blob(
     assert max(rows) < 4 * 1024  # each checkpoint row holds a reference, not the 64 KiB
 
 
+@pytest.mark.parametrize("parts", [1, 16, 17, 40])
+async def test_a_checkpoint_with_many_large_values_links_every_one(
+    storage: DjangoCheckpointStorage, parts: int
+) -> None:
+    # Few links are written as literal rows, many through unnest: both must link every blob,
+    # on a first save (new blobs) and on a second one (known blobs, changed keys).
+    alias = storage.using
+    first = {f"k{i}": {"n": i, "pad": "p" * 600} for i in range(parts)}
+    second = {**first, "k0": {"n": -1, "pad": "q" * 600}}
+    saved = []
+    for seconds, state in enumerate([first, second]):
+        checkpoint = make_checkpoint(seconds=seconds, iteration_count=seconds, state=state)
+        await storage.save(checkpoint)
+        saved.append((checkpoint.checkpoint_id, state))
+
+    for checkpoint_id, state in saved:
+        assert (await storage.load(checkpoint_id)).state == state
+        links = await sync_to_async(
+            lambda cid=checkpoint_id: Checkpoint.blobs.through.objects.using(alias)
+            .filter(checkpoint_id=cid).count()
+        )()
+        assert links == parts
+    assert await sync_to_async(count)(CheckpointBlob, alias) == parts + 1
+
+
 async def test_storage_delete_removes_orphan_blobs_and_keeps_shared_ones(
     storage: DjangoCheckpointStorage,
 ) -> None:
