@@ -84,6 +84,25 @@ class ContractOrder:
 
 register_type(ContractOrder)  # registers ContractItem and ContractPriority through its fields
 
+
+@dataclasses.dataclass
+class ContractBufferDoc:
+    """A registered model that also exposes its body as a buffer, as Python 3.12+ allows."""
+
+    body: str
+    version: int
+
+    def __buffer__(self, flags: int) -> memoryview:
+        return memoryview(self.body.encode())
+
+
+class ContractToken(bytes, enum.Enum):
+    A = b"a"
+
+
+register_type(ContractBufferDoc)
+register_type(ContractToken)
+
 try:
     import pydantic
 except ImportError:  # pragma: no cover - pydantic is a test dependency
@@ -622,6 +641,40 @@ class CheckpointStorageContract:
         await storage.save(make_checkpoint(seconds=1, state={"blob": [data]}))
         with pytest.raises(CheckpointEncodeError, match="blob"):
             await storage.save(make_checkpoint(seconds=2, state={"blob": [memoryview(data)]}))
+
+    async def test_a_registered_value_exposing_a_buffer_is_stored_with_each_change(
+        self, storage: Any
+    ) -> None:
+        doc = ContractBufferDoc("same body", 1)
+        padding = list(range(300))
+        first = make_checkpoint(seconds=1, state={"docs": [doc, *padding]})
+        await storage.save(first)
+        doc.version = 2  # the buffer it exposes is unchanged
+        second = make_checkpoint(seconds=2, state={"docs": [doc, *padding]})
+        await storage.save(second)
+        assert (await storage.load(first.checkpoint_id)).state["docs"][0].version == 1
+        assert (await storage.load(second.checkpoint_id)).state["docs"][0].version == 2
+
+    async def test_a_buffer_where_an_equal_bytes_enum_was_is_still_refused(
+        self, storage: Any
+    ) -> None:
+        padding = list(range(300))
+        await storage.save(make_checkpoint(seconds=1, state={"k": [ContractToken.A, *padding]}))
+        with pytest.raises(CheckpointEncodeError, match="'k'"):
+            await storage.save(make_checkpoint(seconds=2, state={"k": [memoryview(b"a"), *padding]}))
+        plain = make_checkpoint(seconds=3, state={"k": [b"a", *padding]})
+        await storage.save(plain)
+        assert type((await storage.load(plain.checkpoint_id)).state["k"][0]) is bytes
+
+    async def test_large_values_come_back_in_their_key_order_whichever_changed(
+        self, storage: Any
+    ) -> None:
+        first, second = ["a" * 600], ["b" * 600]
+        await storage.save(make_checkpoint(seconds=1, executor_states={"w": {"x": first, "y": second}}))
+        changed = make_checkpoint(seconds=2, executor_states={"w": {"x": ["c" * 600], "y": second}})
+        await storage.save(changed)
+        loaded = (await storage.load(changed.checkpoint_id)).executor_states["w"]
+        assert list(loaded) == ["x", "y"]
 
     # ------------------------------------------------------------------------- a real workflow
 

@@ -385,7 +385,7 @@ async def measure(
             size=size,
             mode=mode,
             checkpoint_bytes=len(warm.full_checkpoint),
-            writes=args.fsync_writes,
+            writes=2 * half,
             reps=len(write_rounds),
             best_mean_us=min(statistics.fmean(r) for r in write_rounds) * 1e6,
             median_us=statistics.median(every) * 1e6,
@@ -512,7 +512,7 @@ def report(
             f"{' '.join(f'{r:.3f}' for r in fs.pair_ratios):>21} ({fs.paired_ratio:.3f})"
         )
     print(
-        f"(write mean: the best mean of the rounds of {args.fsync_writes} writes, half just "
+        f"(write mean: the best mean of the rounds of {2 * max(1, args.fsync_writes // 2)} writes, half just "
         "before and half just after each timed file-storage run; median and p99 over all of "
         "them; paired ratio: that run's time per superstep / the mean of its own round)"
     )

@@ -144,6 +144,34 @@ async def test_saves_after_the_index_is_deleted_under_an_open_storage_are_indexe
     assert later.checkpoint_id in await FileCheckpointStorage(tmp_path).list_checkpoint_ids()
 
 
+async def test_an_index_descriptor_closed_behind_the_storage_is_neither_written_nor_closed(
+    tmp_path: Path,
+) -> None:
+    # As after a daemonizing fork: the storage's descriptor is closed and its number reused.
+    storage = FileCheckpointStorage(tmp_path)
+    await storage.save(make_checkpoint(seconds=1))
+    index = (tmp_path / "index.jsonl").resolve()
+    (fd,) = [int(n) for n in os.listdir("/proc/self/fd") if _points_to(int(n), index)]
+    os.close(fd)
+    bystander = tmp_path / "bystander.txt"
+    reused = os.open(bystander, os.O_WRONLY | os.O_CREAT)
+    try:
+        later = make_checkpoint(seconds=2)
+        await storage.save(later)
+        assert bystander.read_bytes() == b""
+        os.fstat(reused)  # still open: the storage did not close what is no longer its own
+    finally:
+        os.close(reused)
+    assert later.checkpoint_id in index.read_text()
+
+
+def _points_to(fd: int, path: Path) -> bool:
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{fd}")) == path
+    except OSError:
+        return False
+
+
 async def test_listing_survives_a_damaged_index(tmp_path: Path) -> None:
     storage = FileCheckpointStorage(tmp_path)
     saved = [make_checkpoint(seconds=i) for i in range(3)]

@@ -74,21 +74,27 @@ def _parts(doc: dict[str, Any]) -> Iterator[tuple[Path, Any]]:
     for executor_id, state in doc["executor_states"].items():
         for key, value in state.items():
             yield ("executor_states", executor_id, key), value
-    for name in ("messages", "pending_request_info_events", "edge_states", "graph_signature"):
-        yield (name,), doc[name]
+    for path in _FIXED_PARTS:
+        yield path, doc[path[0]]
 
 
-def _live_value(checkpoint: WorkflowCheckpoint, path: Path) -> Any:
-    if path[0] == "state":
-        return checkpoint.state[path[1]]
-    if path[0] == "executor_states":
-        return checkpoint.executor_states[path[1]][path[2]]
-    return _NO_FINGERPRINT
+def _live_parts(checkpoint: WorkflowCheckpoint) -> Iterator[tuple[Path, Any]]:
+    """The parts a fingerprint can stand for, in the order ``_parts`` yields them."""
+    for key, value in checkpoint.state.items():
+        yield ("state", key), value
+    for executor_id, state in checkpoint.executor_states.items():
+        for key, value in state.items():
+            yield ("executor_states", executor_id, key), value
 
 
-_NO_FINGERPRINT = object()
-# The codec's tag for bytes; marshal writes any buffer (bytes, memoryview, array) the same way.
-_BYTES_TAG = '"$t":"bytes"'
+_FIXED_PARTS: tuple[Path, ...] = (
+    ("messages",), ("pending_request_info_events",), ("edge_states",), ("graph_signature",)
+)
+# marshal writes any object that exposes a buffer as plain bytes: bytes, bytearray,
+# memoryview, array, but also a bytes-mixin Enum or a registered model with __buffer__. Such
+# values are stored under one of these tags. A part whose text has none of them held no
+# buffer, so a buffer appearing in it changes the fingerprint; the others are always encoded.
+_BUFFER_TAGS = ('"$t":"bytes"', '"$t":"enum"', '"$t":"model"')
 
 
 def _fingerprint(value: Any) -> bytes | None:
@@ -96,13 +102,12 @@ def _fingerprint(value: Any) -> bytes | None:
 
     Encoding a large unchanged state through the codec just to learn that it did not change
     costs far more than the write it saves; marshal does the same walk in C. It is exact for
-    int/float/bool/str/None/list/tuple/dict/set/frozenset (1, 1.0 and True differ), refuses
-    every other type (subclasses included), and is never loaded back: it is only compared.
-    Back-references make the bytes depend on how objects are shared; that can only make an
-    unchanged value look changed (it is then encoded again), never hide a change.
+    int/float/bool/str/None/list/tuple/dict/set/frozenset (1, 1.0 and True differ, so do
+    -0.0 and 0.0), refuses every other type (subclasses included) except buffers (see
+    ``_BUFFER_TAGS``), and is never loaded back: it is only compared. Back-references make
+    the bytes depend on how objects are shared; that can only make an unchanged value look
+    changed (it is then encoded again), never hide a change.
     """
-    if value is _NO_FINGERPRINT:
-        return None
     try:
         return marshal.dumps(value)
     except ValueError:  # a type marshal does not know (dataclass, datetime...) or too deep
@@ -121,27 +126,23 @@ def split_checkpoint(
         CheckpointEncodeError: from the codec, naming the value that cannot be stored.
     """
     known = cache.for_run(checkpoint.run_id) if cache is not None else {}
-    unchanged: dict[Path, KnownPart] = {}
-    fingerprints: dict[Path, bytes | None] = {}
-    for path, last in known.items():
-        if last.fingerprint is None:
-            continue
-        try:
-            live = _live_value(checkpoint, path)
-        except KeyError:
-            continue
-        fingerprints[path] = current = _fingerprint(live)
-        if current == last.fingerprint:
-            unchanged[path] = last
+    # Every fingerprint is taken before encoding: the encoded copy shares objects with the
+    # live value, which would change marshal's back-references and so the bytes.
+    fingerprints = (
+        {path: _fingerprint(value) for path, value in _live_parts(checkpoint)}
+        if cache is not None
+        else {}
+    )
+    unchanged = {
+        path: last
+        for path, last in known.items()
+        if last.fingerprint is not None and fingerprints.get(path) == last.fingerprint
+    }
     doc = _without(checkpoint, unchanged).to_dict(registry=registry)
 
-    refs: list[list[Any]] = []
-    blobs: dict[str, str] = {}
-    size = 0
-    for path, kept in unchanged.items():
-        blobs[kept.digest] = kept.text
-        refs.append([list(path), kept.digest])
-        size += len(kept.text)
+    digests = {path: kept.digest for path, kept in unchanged.items()}
+    blobs = {kept.digest: kept.text for kept in unchanged.values()}
+    size = sum(len(kept.text) for kept in unchanged.values())
     for path, value in list(_parts(doc)):
         # Compared as JSON text, not with ==: in Python 1 == 1.0 == True, and a part whose
         # number changed type must not be stored as the old one.
@@ -153,19 +154,18 @@ def split_checkpoint(
             digest = previous.digest
         else:
             digest = hashlib.sha256(codec.check_text(text, _describe(path))).hexdigest()
-        if path in fingerprints:
-            fingerprint = fingerprints[path]
-        else:
-            fingerprint = _fingerprint(_live_value(checkpoint, path))
-        if fingerprint is not None and _BYTES_TAG in text:
-            # A memoryview where bytes were would fingerprint the same; always re-encode.
+        fingerprint = fingerprints.get(path)
+        if fingerprint is not None and any(tag in text for tag in _BUFFER_TAGS):
             fingerprint = None
-        known[path] = KnownPart(fingerprint, text, digest)
+        if cache is not None:
+            known[path] = KnownPart(fingerprint, text, digest)
+        digests[path] = digest
         blobs[digest] = text
-        refs.append([list(path), digest])
         size += len(text)
         _remove(doc, path)
-    doc["blob_refs"] = refs
+    # In document order whatever the cache knew, so a load rebuilds the same key order.
+    order = [path for path, _ in _live_parts(checkpoint)] + list(_FIXED_PARTS)
+    doc["blob_refs"] = [[list(path), digests[path]] for path in order if path in digests]
     doc["pending_request_ids"] = list(checkpoint.pending_request_info_events)
     record_text = codec.dumps(doc)
     codec.check_text(record_text, "checkpoint")

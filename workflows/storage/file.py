@@ -104,7 +104,7 @@ class FileCheckpointStorage:
         self._blob_home: dict[str, str] = {}  # digest -> checkpoint id, or "" for blobs/
         self._refcount: dict[str, int] = {}
         self._index_offset = 0
-        self._index_file: tuple[int, int, weakref.finalize[Any, Any]] | None = None
+        self._index_file: tuple[int, tuple[int, int], weakref.finalize[Any, Any]] | None = None
         self._parsed: OrderedDict[str, Any] = OrderedDict()  # small LRU of parsed blobs
         self.bytes_written = 0
         with self._lock:
@@ -127,18 +127,32 @@ class FileCheckpointStorage:
         fd = self._index_fd()
         os.write(fd, line)  # one write with O_APPEND: lines from several processes never mix
         after = os.fstat(fd).st_size
-        # _refresh ran under the same lock just before: if the file grew by exactly our line,
-        # nobody else appended and our own line is already applied. Otherwise _refresh replays
-        # from the old offset, which is idempotent.
+        # If the file grew by exactly our line past what we have applied, no other process
+        # appended in between and our own line is already applied by the caller. Otherwise
+        # _refresh replays from the old offset, which is idempotent.
         if after - len(line) == self._index_offset:
             self._index_offset = after
 
     def _index_fd(self) -> int:
-        """The index, opened once for appending (an open per save costs more than the write)."""
-        if self._index_file is None:
-            fd = os.open(self._index_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            self._index_file = (fd, os.fstat(fd).st_ino, weakref.finalize(self, os.close, fd))
-        return self._index_file[0]
+        """The index, opened once for appending (an open per save costs more than the write).
+
+        The descriptor is checked before each use: a daemonizing fork may have closed it, and
+        its number may since belong to another file, which must be neither written nor closed.
+        """
+        if self._index_file is not None:
+            fd, identity, finalizer = self._index_file
+            try:
+                current = os.fstat(fd)
+            except OSError:
+                current = None
+            if current is not None and (current.st_dev, current.st_ino) == identity:
+                return fd
+            finalizer.detach()  # not ours any more: forget it without closing it
+            self._index_file = None
+        fd = os.open(self._index_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        stat = os.fstat(fd)
+        self._index_file = (fd, (stat.st_dev, stat.st_ino), weakref.finalize(self, os.close, fd))
+        return fd
 
     def _drop_index_fd(self) -> None:
         if self._index_file is not None:
@@ -153,7 +167,7 @@ class FileCheckpointStorage:
             self._drop_index_fd()  # removed by hand: the next append creates it again
             self._index_offset = 0
             return
-        if self._index_file is not None and self._index_file[1] != stat.st_ino:
+        if self._index_file is not None and self._index_file[1] != (stat.st_dev, stat.st_ino):
             self._drop_index_fd()  # replaced by hand: append to, and read, the one there now
             self._index_offset = 0
         size = stat.st_size
