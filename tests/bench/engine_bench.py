@@ -309,6 +309,7 @@ async def run_once(
         if engine.key != "superstep":  # one <checkpoint id>.json per checkpoint
             sample.checkpoints = sum(1 for p in files if p.suffix == ".json")
         shutil.rmtree(root, ignore_errors=True)
+        settle_disk()
     del result, workflow, storage, executor
     gc.collect()
     return sample
@@ -418,6 +419,13 @@ def fsync_round(data: bytes, folder: Path, writes: int) -> list[float]:
         return times
     finally:
         shutil.rmtree(probe, ignore_errors=True)
+        settle_disk()
+
+
+def settle_disk() -> None:
+    """Flush what removing thousands of files left dirty, so the next timed phase (a run or a
+    round of writes) does not pay for the previous one's cleanup in its fsyncs."""
+    os.sync()
 
 
 # ------------------------------------------------------------------------------------- report
