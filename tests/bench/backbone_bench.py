@@ -105,19 +105,8 @@ def production_env(database_url: str, redis_url: str) -> dict[str, str]:
 async def _loop_on_storage(storage: Any, items: list[dict[str, Any]], supersteps: int) -> float:
     import engine_bench
 
-    import workflows as ss
-
     executor = engine_bench.SuperstepLoop(items, supersteps, False)
-    workflow = (
-        ss.WorkflowBuilder(
-            start_executor=executor,
-            name="bench-loop",
-            max_iterations=supersteps + 10,
-            checkpoint_storage=storage,
-        )
-        .add_edge(executor, executor)
-        .build()
-    )
+    workflow = engine_bench.loop_workflow(engine_bench.superstep_engine(), executor, supersteps, storage)
     started = time.perf_counter()
     await workflow.run(1)
     seconds = time.perf_counter() - started

@@ -249,6 +249,20 @@ class FsyncResult:
         return statistics.median(self.pair_ratios)
 
 
+def loop_workflow(engine: Engine, executor: Any, supersteps: int, storage: Any) -> Any:
+    """The benchmark's workflow: ``executor`` sending to itself, named "bench-loop"."""
+    return (
+        engine.builder(
+            start_executor=executor,
+            name="bench-loop",
+            max_iterations=supersteps + 10,
+            checkpoint_storage=storage,
+        )
+        .add_edge(executor, executor)
+        .build()
+    )
+
+
 async def run_once(
     engine: Engine,
     items: list[dict[str, Any]],
@@ -268,16 +282,7 @@ async def run_once(
     elif storage_kind == "file":
         shutil.rmtree(root, ignore_errors=True)
         storage = engine.file_storage(root)
-    workflow = (
-        engine.builder(
-            start_executor=executor,
-            name="bench-loop",
-            max_iterations=supersteps + 10,
-            checkpoint_storage=storage,
-        )
-        .add_edge(executor, executor)
-        .build()
-    )
+    workflow = loop_workflow(engine, executor, supersteps, storage)
     gc.collect()
     started = time.perf_counter()
     result = await workflow.run(1)
