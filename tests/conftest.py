@@ -11,6 +11,9 @@ real processes (``celery worker``, ``daphne``). They apply the same skip-or-fail
 Servers: ``SUPERSTEP_TEST_POSTGRES_URL`` (default postgres://postgres@127.0.0.1:5432/...;
 only user, password, host and port are used here) and ``SUPERSTEP_TEST_REDIS_URL``
 (default redis://127.0.0.1:6379/15, a database index nobody else should be using).
+
+Fixture ``stop_process`` ends a child process a test started (``daphne``, ``celery``, ``manage.py
+demo``): terminate, and kill what does not stop within 20 s.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import functools
 import os
 import secrets
+import subprocess
 from collections.abc import Callable, Iterator
 from urllib.parse import unquote, urlsplit
 
@@ -126,3 +130,18 @@ def redis_url() -> str:
     with client:
         client.flushdb()
     return REDIS_URL
+
+
+def _stop_process(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture(scope="session")
+def stop_process() -> Callable[[subprocess.Popen[bytes]], None]:
+    """Ends a child process: terminate, then kill if it has not stopped within 20 s."""
+    return _stop_process

@@ -130,7 +130,9 @@ class Server:
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(
+    tmp_path_factory: pytest.TempPathFactory, stop_process: Callable[[Any], None]
+) -> Iterator[Server]:
     reason = _why_no_browser()
     if reason is not None:
         if _in_ci():
@@ -169,12 +171,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         _wait_until_up(found)
         yield found
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
 
 
 def _wait_until_up(server: Server) -> None:

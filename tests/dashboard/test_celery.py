@@ -41,6 +41,7 @@ def worker(
     subprocess_env: EnvBuilder,
     secret_key: str,
     worker_log: Path,
+    stop_process: Callable[[subprocess.Popen[bytes]], None],
 ) -> Iterator[subprocess.Popen[bytes]]:
     """``celery -A dashboard worker`` in production mode; its output goes to ``worker_log``."""
     env = subprocess_env(
@@ -62,12 +63,7 @@ def worker(
     try:
         yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
 
 
 @pytest.mark.slow

@@ -96,7 +96,9 @@ def fetch(url: str) -> int:
 
 @pytest.fixture
 def demo_server(
-    subprocess_env: EnvBuilder, tmp_path: Path
+    subprocess_env: EnvBuilder,
+    tmp_path: Path,
+    stop_process: Callable[[subprocess.Popen[bytes]], None],
 ) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
     """``manage.py demo`` on a free port with its own SQLite file; yields (url, process, log)."""
     port = free_port()
@@ -113,12 +115,7 @@ def demo_server(
     try:
         yield f"http://127.0.0.1:{port}", process, log_path
     finally:
-        process.terminate()  # Daphne replaced the command in this very process
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)  # Daphne replaced the command in this very process
 
 
 @pytest.mark.slow
