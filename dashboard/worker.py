@@ -18,8 +18,9 @@ from django.db import IntegrityError
 from workflows import WorkflowCheckpoint, WorkflowEvent, WorkflowRunState, encode, split_checkpoint
 
 from . import registry, services
+from .checkpoint_writes import forget_known_blobs
 from .models import RunStatus
-from .storage import DjangoCheckpointStorage, forget_known_blobs
+from .storage import DjangoCheckpointStorage
 
 __all__ = ["execute"]
 

@@ -18,7 +18,7 @@ from workflows import SplitCheckpoint, WorkflowCheckpoint
 
 from .. import live, registry
 from ..models import ApprovalRequest, ApprovalStatus, Checkpoint, RunStatus, WorkflowRun
-from ..storage import save_split
+from ..checkpoint_writes import save_split
 from . import approvals
 from .common import ACTIVE_STATUSES, enqueue, lease_seconds, now, record_events, set_status, status_event
 from .errors import LeaseLost

@@ -31,7 +31,7 @@ from ..models import (
     RunEvent,
     WorkflowRun,
 )
-from ..storage import forget_known_blobs
+from ..checkpoint_writes import forget_known_blobs
 from . import audit, authz
 from .common import now, record_events
 from .errors import NotFound

@@ -11,7 +11,7 @@ from workflows import CheckpointDecodeError, CheckpointEncodeError, WorkflowChec
 
 from .. import live, registry
 from ..models import TERMINAL_RUN_STATUSES, ApprovalRequest, ApprovalStatus, Checkpoint, RunStatus, WorkflowRun
-from ..storage import save_split
+from ..checkpoint_writes import save_split
 from . import approvals, audit, authz
 from .common import (
     ACTIVE_STATUSES,
