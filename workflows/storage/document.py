@@ -114,6 +114,19 @@ def _fingerprint(value: Any) -> bytes | None:
         return None
 
 
+def _surely_inline(value: Any) -> bool:
+    """An encoded part whose JSON is certainly shorter than ``INLINE_LIMIT``, known without
+    writing it: most parts of most checkpoints (an empty dict, a counter) are."""
+    kind = type(value)
+    if value is None or kind is bool or kind is float:
+        return True  # a float's repr is at most 24 characters
+    if kind is int:
+        return -(10**18) < value < 10**18
+    if kind is dict or kind is list:
+        return not value
+    return False
+
+
 def split_checkpoint(
     checkpoint: WorkflowCheckpoint,
     *,
@@ -144,6 +157,8 @@ def split_checkpoint(
     blobs = {kept.digest: kept.text for kept in unchanged.values()}
     size = sum(len(kept.text) for kept in unchanged.values())
     for path, value in list(_parts(doc)):
+        if _surely_inline(value):
+            continue
         # Compared as JSON text, not with ==: in Python 1 == 1.0 == True, and a part whose
         # number changed type must not be stored as the old one.
         text = codec.dumps(value)
