@@ -103,7 +103,6 @@ class CheckpointAdmin(ReadOnlyAdmin):
     list_filter = ("workflow_name", "created_at")
     search_fields = ("=checkpoint_id", "=engine_run_id", "=run__id")
     list_select_related = ("run",)
-    exclude = ("blobs",)
     ordering = ("-created_at",)
     show_full_result_count = False
 

@@ -1,8 +1,9 @@
 """Writing checkpoints to the database: the one statement per save on PostgreSQL, the ORM
 path on SQLite, and the process-wide memory of blobs already stored.
 
-A checkpoint row holds the record; sizeable values live once in ``CheckpointBlob`` rows, and
-link rows say which checkpoint refers to which blob (retention deletes blobs nobody links).
+A checkpoint row holds the record; sizeable values live once in ``CheckpointBlob`` rows, and a
+``CheckpointBlobUse`` row says a lineage refers to a blob: written at the lineage's first
+reference, only locked by later saves (``blob_uses`` says how retention lets go of them).
 ``save_split`` is the one write path: the storage, the worker's commits and forks all use it.
 """
 
@@ -19,9 +20,10 @@ from django.db import connections, transaction
 
 from workflows import SplitCheckpoint, loads
 
-from .models import Checkpoint, CheckpointBlob
+from .async_connection import AsyncDatabase
+from .models import Checkpoint, CheckpointBlob, CheckpointBlobUse
 
-__all__ = ["forget_known_blobs", "is_known_blob", "save_split"]
+__all__ = ["forget_known_blobs", "is_known_blob", "save_split", "save_split_async"]
 
 
 class _KnownDigests:
@@ -84,15 +86,15 @@ _COLUMNS = (
 )
 
 
-# Up to this many blob links are written as literal rows (one statement text per count);
-# more go through unnest. VALUES rows cost the server less than unnesting a parameter.
-_LINK_ROWS = 16
+# Up to this many blob uses are sent as literal rows (one statement text per count); more go
+# through unnest. VALUES rows cost the server less than unnesting a parameter.
+_USE_ROWS = 16
 
 
 @functools.cache
-def _upsert_statement(new_blobs: bool, links: int) -> str:
+def _upsert_statement(new_blobs: bool, uses: int) -> str:
     """The save statement for one shape of checkpoint (built once per shape; the common one, a
-    run's unchanged state, links a few known blobs and inserts no new blob)."""
+    run's unchanged state, refers to a few blobs its lineage already uses and inserts none)."""
     table = Checkpoint._meta.db_table
     updates = ", ".join(
         f"{c} = EXCLUDED.{c}" for c in _COLUMNS if c not in ("checkpoint_id", "on_hold")
@@ -102,23 +104,25 @@ def _upsert_statement(new_blobs: bool, links: int) -> str:
         "VALUES (%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, false) "
         f"ON CONFLICT (checkpoint_id) DO UPDATE SET {updates}"
     )
-    if not links:
+    if not uses:
         return row
-    link_table = Checkpoint.blobs.through._meta.db_table
-    if links <= _LINK_ROWS:
-        # Deferred foreign keys: the link may name the row inserted by the same statement.
-        rows = ", ".join(["(%s, %s)"] * links)
+    use_table = CheckpointBlobUse._meta.db_table
+    # A use the lineage already has is locked, not written (WHERE false updates nothing, but
+    # ON CONFLICT DO UPDATE locks the row): retention cannot release it while this save is in
+    # flight (see blob_uses). A new one is inserted; its foreign key is checked at commit.
+    lock = " ON CONFLICT (engine_run_id, blob_id) DO UPDATE SET blob_id = EXCLUDED.blob_id WHERE false"
+    if uses <= _USE_ROWS:
+        rows = ", ".join(["(%s, %s)"] * uses)
         statement = (
-            f"cp AS ({row}) INSERT INTO {link_table} (checkpoint_id, checkpointblob_id) "
-            f"VALUES {rows} ON CONFLICT DO NOTHING"
+            f"cp AS ({row}) INSERT INTO {use_table} (engine_run_id, blob_id) VALUES {rows}{lock}"
         )
     else:
         statement = (
-            f"cp AS ({row} RETURNING checkpoint_id) "
-            f"INSERT INTO {link_table} (checkpoint_id, checkpointblob_id) "
-            # Digests are hex: one comma-joined text parameter is cheaper than an array.
-            "SELECT cp.checkpoint_id, d FROM cp, unnest(string_to_array(%s, ',')) AS d "
-            "ON CONFLICT DO NOTHING"
+            f"cp AS ({row}) INSERT INTO {use_table} (engine_run_id, blob_id) "
+            # Digests are hex: one comma-joined text parameter is cheaper than an array. In
+            # the order given (sorted), the order retention locks in too.
+            "SELECT %s, d FROM unnest(string_to_array(%s, ',')) WITH ORDINALITY AS t(d, i) "
+            f"ORDER BY i{lock}"
         )
     if new_blobs:
         statement = (
@@ -129,33 +133,96 @@ def _upsert_statement(new_blobs: bool, links: int) -> str:
     return "WITH " + statement
 
 
-def _upsert_postgresql(
-    row: Checkpoint, record_text: str, digests: list[str], new_blobs: dict[str, str], using: str
-) -> None:
-    """New blobs, the checkpoint row and its blob links in one statement (data-modifying CTEs):
-    one round trip per superstep, atomic even outside a transaction, and the JSON goes in as
-    already written instead of being serialized again. (Django's foreign keys on PostgreSQL are
-    checked at commit, so the links may name blobs inserted by the same statement.)"""
+def _save_params(
+    values: dict[str, Any], record_text: str, digests: list[str], new_blobs: dict[str, str]
+) -> list[Any]:
+    """The parameters of ``_upsert_statement(bool(new_blobs), len(digests))``, in order
+    (``digests``: each once, sorted)."""
     if not set(new_blobs) <= set(digests):
         raise ValueError("every new blob must be one the checkpoint refers to")
     params: list[Any] = []
     if new_blobs:
         params += [
-            row.created_at, list(new_blobs), list(new_blobs.values()),
+            values["created_at"], list(new_blobs), list(new_blobs.values()),
             [len(text) for text in new_blobs.values()],
         ]
-    params += [
-        row.checkpoint_id, row.run_id, row.engine_run_id, row.workflow_name, row.superstep,
-        row.previous_checkpoint_id, row.graph_signature_hash, record_text, row.size_bytes,
-        row.pending_request_count, row.created_at,
-    ]
-    if len(digests) > _LINK_ROWS:
-        params.append(",".join(digests))
+    params += [values[c] for c in _COLUMNS[:7]]
+    params += [record_text]
+    params += [values[c] for c in _COLUMNS[8:11]]
+    if len(digests) > _USE_ROWS:
+        params += [values["engine_run_id"], ",".join(digests)]
     else:
         for digest in digests:
-            params += [row.checkpoint_id, digest]
-    with connections[using].cursor() as cursor:
+            params += [values["engine_run_id"], digest]
+    return params
+
+
+def _row_values(piece: SplitCheckpoint, run_id: Any) -> dict[str, Any]:
+    """The checkpoint row's columns (``document`` is the record; the statement sends its
+    already-written JSON text instead)."""
+    record = piece.record
+    return {
+        "checkpoint_id": record["checkpoint_id"],
+        "run_id": run_id,
+        "engine_run_id": record["run_id"],
+        "workflow_name": record["workflow_name"],
+        "superstep": record["iteration_count"],
+        "previous_checkpoint_id": record.get("previous_checkpoint_id"),
+        "graph_signature_hash": record["graph_signature_hash"],
+        "document": record,
+        "size_bytes": piece.size_bytes,
+        "pending_request_count": len(record.get("pending_request_ids", ())),
+        "created_at": dt.datetime.fromisoformat(record["timestamp"]),
+    }
+
+
+def _upsert_postgresql(
+    values: dict[str, Any], record_text: str, digests: list[str], new_blobs: dict[str, str], using: str
+) -> None:
+    """New blobs, the checkpoint row and its lineage's blob uses in one statement
+    (data-modifying CTEs): one round trip per superstep, atomic even outside a transaction,
+    and the JSON goes in as already written instead of being serialized again. (Django's
+    foreign keys on PostgreSQL are checked at commit, so a new use may name a blob inserted by
+    the same statement.)"""
+    params = _save_params(values, record_text, digests, new_blobs)
+    with _binding_cursor(using) as cursor:
         cursor.execute(_upsert_statement(bool(new_blobs), len(digests)), params)
+
+
+async def save_split_async(piece: SplitCheckpoint, database: AsyncDatabase) -> None:
+    """``save_split`` for code on an event loop, PostgreSQL only: the same statement, sent on
+    ``database``'s connection for this loop and committed by itself (no thread hop).
+
+    Raises:
+        django.db.IntegrityError: a blob this process remembered storing is gone (retention
+            deleted it); ``forget_known_blobs(piece.refs)`` and save again.
+    """
+    digests = sorted(set(piece.refs))
+    new_blobs = {d: piece.blobs[d] for d in digests if d not in _known}
+    values = _row_values(piece, None)
+    await database.execute(
+        _upsert_statement(bool(new_blobs), len(digests)),
+        _save_params(values, piece.record_text, digests, new_blobs),
+    )
+    for digest in new_blobs:
+        _known.add(digest)
+
+
+def _binding_cursor(using: str) -> Any:
+    """A Django cursor (error wrapping, query logging) over a server-side binding psycopg
+    cursor, so psycopg prepares the statement (``prepare_threshold`` in the database
+    OPTIONS, set by ``settings.database_from_url``). Django's own cursors bind client-side:
+    PostgreSQL would parse and plan the save statement again on every superstep, a third of
+    its cost on a small checkpoint."""
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    db = connections[using]
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+    db.validate_thread_sharing()
+    with db.wrap_database_errors:
+        cursor = ServerBindingCursor(db.connection)
+    return db.make_debug_cursor(cursor) if db.queries_logged else db.make_cursor(cursor)
 
 
 def save_split(
@@ -166,7 +233,7 @@ def save_split(
     after: Callable[[Checkpoint], None] | None = None,
     trust_known_blobs: bool = True,
 ) -> Checkpoint:
-    """Write one split checkpoint (blobs, row, blob links); call inside ``transaction.atomic``.
+    """Write one split checkpoint (blobs, row, blob uses); call inside ``transaction.atomic``.
 
     ``after`` runs in the same transaction with the new row (services use it to update the run,
     write events and open approval requests atomically with the checkpoint).
@@ -174,7 +241,6 @@ def save_split(
     skipping those this process remembers storing, which retention in another process may have
     deleted since: for callers that do not retry on ``IntegrityError`` (a fork).
     """
-    record = piece.record
     new_digests = [d for d in dict.fromkeys(piece.refs) if not trust_known_blobs or d not in _known]
     postgres = connections[using].vendor == "postgresql"
     if new_digests and not postgres:
@@ -185,33 +251,22 @@ def save_split(
             ],
             ignore_conflicts=True,
         )
-    row = Checkpoint(
-        checkpoint_id=record["checkpoint_id"],
-        run_id=run_id,
-        engine_run_id=record["run_id"],
-        workflow_name=record["workflow_name"],
-        superstep=record["iteration_count"],
-        previous_checkpoint_id=record.get("previous_checkpoint_id"),
-        graph_signature_hash=record["graph_signature_hash"],
-        document=record,
-        size_bytes=piece.size_bytes,
-        pending_request_count=len(record.get("pending_request_ids", ())),
-        created_at=dt.datetime.fromisoformat(record["timestamp"]),
-    )
+    values = _row_values(piece, run_id)
+    row = Checkpoint(**values)
     # One upsert instead of delete-then-insert: the engine never saves an id twice, so paying
     # for a delete (and its cascade lookups) on every superstep would be waste. A re-save of the
-    # same id replaces the row; links to blobs it no longer uses go when the checkpoint goes.
-    digests = list(dict.fromkeys(piece.refs))
+    # same id replaces the row; a use it no longer needs goes when retention next looks.
+    digests = sorted(set(piece.refs))
     if postgres:
-        _upsert_postgresql(row, piece.record_text, digests, {d: piece.blobs[d] for d in new_digests}, using)
+        _upsert_postgresql(values, piece.record_text, digests, {d: piece.blobs[d] for d in new_digests}, using)
     else:
+        # SQLite runs one writer at a time: nothing can release a use between these statements.
         Checkpoint.objects.using(using).bulk_create(
             [row], update_conflicts=True, unique_fields=["checkpoint_id"], update_fields=_UPSERT_FIELDS
         )
         if digests:
-            links = Checkpoint.blobs.through
-            links.objects.using(using).bulk_create(
-                [links(checkpoint_id=row.checkpoint_id, checkpointblob_id=d) for d in digests],
+            CheckpointBlobUse.objects.using(using).bulk_create(
+                [CheckpointBlobUse(engine_run_id=values["engine_run_id"], blob_id=d) for d in digests],
                 ignore_conflicts=True,
             )
     row._state.adding, row._state.db = False, using

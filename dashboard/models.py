@@ -141,6 +141,33 @@ class CheckpointBlob(models.Model):
         return self.digest
 
 
+class CheckpointBlobUse(models.Model):
+    """Checkpoints of a lineage (the engine's run id) refer to ``blob``.
+
+    One row per lineage and blob, not per checkpoint: a run whose large state does not change
+    writes none after its first checkpoint; each later save only locks the row, so retention
+    cannot release it under a save in flight. Retention deletes a row once no checkpoint of the
+    lineage refers to the blob any more, and a blob once no row refers to it
+    (``dashboard.blob_uses``).
+    """
+
+    engine_run_id = models.CharField(max_length=ENGINE_ID_LENGTH)
+    # PROTECT: the database refuses to drop a blob some lineage still uses.
+    blob = models.ForeignKey(
+        CheckpointBlob, on_delete=models.PROTECT, related_name="uses", db_index=False
+    )
+
+    class Meta:
+        constraints = (
+            models.UniqueConstraint(fields=["engine_run_id", "blob"], name="blob_use_once"),
+        )
+        # A plain index (no LIKE-pattern twin): "is this blob used at all" for collection.
+        indexes = (models.Index(fields=["blob"], name="blob_use_blob"),)
+
+    def __str__(self) -> str:
+        return f"{self.engine_run_id} uses {self.blob_id}"
+
+
 class Checkpoint(models.Model):
     """The engine's checkpoint: its JSON ``document`` plus the columns lists filter on.
 
@@ -162,9 +189,7 @@ class Checkpoint(models.Model):
     superstep = models.PositiveIntegerField()  # the engine's iteration_count
     previous_checkpoint_id = models.CharField(max_length=ENGINE_ID_LENGTH, null=True, blank=True)
     graph_signature_hash = models.CharField(max_length=ENGINE_ID_LENGTH)
-    document = models.JSONField()  # jsonb on PostgreSQL
-    # Blobs the document refers to, so retention can delete unreferenced blobs in one query.
-    blobs = models.ManyToManyField(CheckpointBlob, blank=True, related_name="checkpoints")
+    document = models.JSONField()  # jsonb on PostgreSQL; its "blob_refs" name the blobs it uses
     size_bytes = models.PositiveIntegerField()
     pending_request_count = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
@@ -363,6 +388,7 @@ __all__ = [
     "AuditEntry",
     "Checkpoint",
     "CheckpointBlob",
+    "CheckpointBlobUse",
     "Notification",
     "RetentionPolicy",
     "RunEvent",

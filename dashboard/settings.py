@@ -75,6 +75,27 @@ SQLITE_OPTIONS: dict[str, Any] = {
 }
 
 
+def _postgres_options(options: dict[str, Any]) -> dict[str, Any]:
+    """libpq options from the URL's query, plus psycopg's ``prepare_threshold``.
+
+    Django turns prepared statements off for the sake of old connection poolers. Its own
+    queries bind parameters client-side and never use them; the checkpoint save does, so
+    PostgreSQL parses and plans it once per connection instead of once per superstep. Behind
+    a pooler that cannot keep them (PgBouncer before 1.21 in transaction mode), add
+    ``?prepare_threshold=none`` to the URL.
+    """
+    threshold = str(options.pop("prepare_threshold", "0")).strip().lower()
+    if threshold == "none":
+        options["prepare_threshold"] = None
+    elif threshold.isdigit():
+        options["prepare_threshold"] = int(threshold)
+    else:
+        raise ImproperlyConfigured(
+            f"DATABASE_URL: prepare_threshold must be a whole number or 'none', not {threshold!r}"
+        )
+    return options
+
+
 def database_from_url(url: str, *, conn_max_age: int = 0) -> dict[str, Any]:
     """Translate ``DATABASE_URL`` into a ``DATABASES`` entry (no extra dependency).
 
@@ -93,7 +114,7 @@ def database_from_url(url: str, *, conn_max_age: int = 0) -> dict[str, Any]:
             "PASSWORD": unquote(parts.password or ""),
             "HOST": parts.hostname or "",
             "PORT": str(parts.port or ""),
-            "OPTIONS": dict(parse_qsl(parts.query)),
+            "OPTIONS": _postgres_options(dict(parse_qsl(parts.query))),
             "CONN_MAX_AGE": conn_max_age,
             # A pooled connection may have died with a restarted server; test before use.
             "CONN_HEALTH_CHECKS": conn_max_age != 0,

@@ -4,14 +4,18 @@ A checkpoint row holds the record (the small part of the document, JSONB on Post
 sizeable values live once in ``CheckpointBlob`` rows shared by every checkpoint that refers to
 them. It passes the engine's storage contract suite unchanged.
 
-The engine is async and the ORM is sync: each method does its database work in one sync
-function run through ``sync_to_async``, one transaction per save. Writes go through
-``checkpoint_writes.save_split``, the path every checkpoint write in the dashboard takes.
+The engine is async and the ORM is sync. Reads and deletes do their database work in one
+sync function run through ``sync_to_async``. A save is the engine's hot path, once per
+superstep: on PostgreSQL it is one statement sent on an asyncio connection of the caller's
+own loop (``async_connection.AsyncDatabase``), since the hop to a thread and back would cost
+as much as the write; on SQLite it goes through ``sync_to_async`` in one transaction. Both
+build the same rows through ``checkpoint_writes``, the module every checkpoint write in the
+dashboard goes through.
 """
 
 from __future__ import annotations
 
-import contextlib
+import weakref
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -30,7 +34,9 @@ from workflows import (
     split_checkpoint,
 )
 
-from .checkpoint_writes import forget_known_blobs, is_known_blob, save_split
+from .async_connection import AsyncDatabase
+from .blob_uses import collect_unused_blobs, release_unused_uses
+from .checkpoint_writes import forget_known_blobs, is_known_blob, save_split, save_split_async
 from .models import Checkpoint, CheckpointBlob
 
 __all__ = ["DjangoCheckpointStorage", "summary_from_row"]
@@ -68,22 +74,40 @@ class DjangoCheckpointStorage:
         self.using = using
         self._cache = PartCache()
         self.bytes_written = 0
+        # PostgreSQL saves go through this (see save); SQLite has no asyncio driver here.
+        self._database = AsyncDatabase(using)
+        weakref.finalize(self, self._database.close)
 
     # ------------------------------------------------------------------------------------ save
 
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
         piece = split_checkpoint(checkpoint, cache=self._cache)
-        await sync_to_async(self._save_sync)(piece)
+        if connections[self.using].vendor == "postgresql":
+            await self._save_async(piece)
+        else:
+            await sync_to_async(self._save_sync)(piece)
         return checkpoint.checkpoint_id
 
-    def _save_sync(self, piece: SplitCheckpoint) -> None:
-        written = len(piece.record_text) + sum(
+    def _written(self, piece: SplitCheckpoint) -> int:
+        return len(piece.record_text) + sum(
             len(piece.blobs[d]) for d in dict.fromkeys(piece.refs) if not is_known_blob(d)
         )
-        # On PostgreSQL a save is one statement, atomic by itself: no BEGIN/COMMIT round trips.
-        single = connections[self.using].vendor == "postgresql"
+
+    async def _save_async(self, piece: SplitCheckpoint) -> None:
+        # On the caller's loop: one autocommitted statement, no hop to a thread and back.
+        written = self._written(piece)
         try:
-            with contextlib.nullcontext() if single else transaction.atomic(using=self.using):
+            await save_split_async(piece, self._database)
+        except IntegrityError:
+            # A blob this process believed stored was deleted by retention meanwhile.
+            forget_known_blobs(piece.refs)
+            await save_split_async(piece, self._database)
+        self.bytes_written += written
+
+    def _save_sync(self, piece: SplitCheckpoint) -> None:
+        written = self._written(piece)
+        try:
+            with transaction.atomic(using=self.using):
                 save_split(piece, using=self.using)
         except IntegrityError:
             # A blob this process believed stored was deleted by retention meanwhile.
@@ -91,6 +115,11 @@ class DjangoCheckpointStorage:
             with transaction.atomic(using=self.using):
                 save_split(piece, using=self.using)
         self.bytes_written += written
+
+    def close(self) -> None:
+        """Close the connections saves opened on event loops (they also close when their loop
+        or this storage is garbage-collected)."""
+        self._database.close()
 
     # ------------------------------------------------------------------------------------ read
 
@@ -203,7 +232,8 @@ class DjangoCheckpointStorage:
         return await sync_to_async(self.delete_sync)(checkpoint_id)
 
     def delete_sync(self, checkpoint_id: str) -> bool:
-        """Delete one checkpoint and the blobs no other checkpoint uses.
+        """Delete one checkpoint, its lineage's uses of blobs no checkpoint of the lineage
+        refers to any more, and those blobs when no other lineage uses them.
 
         Raises:
             CheckpointError: an approval request was raised in this checkpoint (it is kept
@@ -213,17 +243,16 @@ class DjangoCheckpointStorage:
             return False
         with transaction.atomic(using=self.using):
             rows = Checkpoint.objects.using(self.using).filter(checkpoint_id=checkpoint_id)
-            digests = list(rows.values_list("blobs__digest", flat=True))
+            lineage = rows.values_list("engine_run_id", flat=True).first()
+            if lineage is None:
+                return False
             try:
-                deleted, _ = rows.delete()
+                rows.delete()
             except (ProtectedError, RestrictedError):
                 raise CheckpointError(
                     f"checkpoint {checkpoint_id} is kept: an approval request was raised in it"
                 ) from None
-            orphans = CheckpointBlob.objects.using(self.using).filter(
-                digest__in=[d for d in digests if d], checkpoints__isnull=True
-            )
-            forget_known_blobs(list(orphans.values_list("digest", flat=True)))
-            orphans.delete()
-        return deleted > 0
-
+            released = release_unused_uses([lineage], using=self.using)
+            if released:
+                collect_unused_blobs(released, limit=len(released), using=self.using)
+        return True

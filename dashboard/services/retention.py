@@ -26,12 +26,11 @@ from ..models import (
     ApprovalRequest,
     AuditEntry,
     Checkpoint,
-    CheckpointBlob,
     RetentionPolicy,
     RunEvent,
     WorkflowRun,
 )
-from ..checkpoint_writes import forget_known_blobs
+from ..blob_uses import collect_unused_blobs, release_unused_uses, release_uses_of_gone_lineages
 from . import audit, authz
 from .common import now, record_events
 from .errors import NotFound
@@ -226,9 +225,10 @@ def _apply(batch: list[tuple[str, Any, int]], policy: RetentionPolicy, report: P
         ids = [cid for cid, run_id, _ in batch if run_id in still and cid != still[run_id].latest_checkpoint_id]
         in_use = set(ApprovalRequest.objects.filter(checkpoint_id__in=ids).values_list("checkpoint_id", flat=True))
         ids = [cid for cid in ids if cid not in in_use]
-        sizes = dict(Checkpoint.objects.filter(pk__in=ids, on_hold=False).values_list("pk", "size_bytes"))
-        Checkpoint.blobs.through.objects.filter(checkpoint_id__in=list(sizes)).delete()
+        rows = list(Checkpoint.objects.filter(pk__in=ids, on_hold=False).values_list("pk", "size_bytes", "engine_run_id"))
+        sizes = {pk: size for pk, size, _ in rows}
         Checkpoint.objects.filter(pk__in=list(sizes)).delete()
+        release_unused_uses({lineage for _, _, lineage in rows})
         per_run: dict[Any, int] = {}
         for cid, run_id, _ in batch:
             if cid in sizes:
@@ -259,9 +259,13 @@ def _delete_run(run_id: Any, policy: RetentionPolicy, report: PruneReport, batch
                     **({"approval_requests__isnull": False} if model is Checkpoint else {})
                 ).exclude(**({"pk": run.latest_checkpoint_id} if model is Checkpoint and run.latest_checkpoint_id else {})
                 ).values_list("pk", flat=True)[:batch_size])
-                if model is Checkpoint:
-                    Checkpoint.blobs.through.objects.filter(checkpoint_id__in=keys).delete()
+                lineages = (
+                    set(Checkpoint.objects.filter(pk__in=keys).values_list("engine_run_id", flat=True))
+                    if model is Checkpoint
+                    else set()
+                )
                 model.objects.filter(pk__in=keys).delete()
+                release_unused_uses(lineages)
             report.longest_transaction_seconds = max(report.longest_transaction_seconds, time.perf_counter() - started)
             report.batches += 1
             if len(keys) < batch_size:
@@ -275,8 +279,9 @@ def _delete_run(run_id: Any, policy: RetentionPolicy, report: PruneReport, batch
                      details={"policy": policy.name, "status": locked.status, "checkpoints": total, "bytes": size,
                               "created_at": locked.created_at.isoformat(),
                               "finished_at": locked.finished_at.isoformat() if locked.finished_at else None})
-        Checkpoint.blobs.through.objects.filter(checkpoint__run_id=run_id).delete()
+        lineages = set(Checkpoint.objects.filter(run_id=run_id).values_list("engine_run_id", flat=True))
         locked.delete()
+        release_unused_uses(lineages)
     report.longest_transaction_seconds = max(report.longest_transaction_seconds, time.perf_counter() - started)
     report.runs += 1
     report.checkpoints += total
@@ -284,12 +289,10 @@ def _delete_run(run_id: Any, policy: RetentionPolicy, report: PruneReport, batch
 
 
 def _collect_orphan_blobs(batch_size: int) -> None:
-    while True:
-        with transaction.atomic():
-            digests = list(
-                CheckpointBlob.objects.filter(checkpoints__isnull=True).values_list("pk", flat=True)[:batch_size]
-            )
-            forget_known_blobs(digests)
-            CheckpointBlob.objects.filter(pk__in=digests, checkpoints__isnull=True).delete()
-        if len(digests) < batch_size:
-            return
+    """Uses of lineages deleted whole (here or by hand), then blobs no lineage uses."""
+    for step in (release_uses_of_gone_lineages, collect_unused_blobs):
+        while True:
+            with transaction.atomic():
+                looked_at = step(limit=batch_size)
+            if looked_at < batch_size:
+                break

@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.management import call_command
 from django.db import IntegrityError, transaction
-from django.db.models import RestrictedError
+from django.db.models import ProtectedError, RestrictedError
 from django.utils import timezone
 
 from dashboard.models import (
@@ -24,6 +24,7 @@ from dashboard.models import (
     ApprovalStatus,
     Checkpoint,
     CheckpointBlob,
+    CheckpointBlobUse,
     RunEvent,
     RunStatus,
     WorkflowRun,
@@ -208,12 +209,32 @@ def test_checkpoint_blob_is_stored_once_for_many_checkpoints(db_alias: str) -> N
     blobs.bulk_create([CheckpointBlob(**blob)], ignore_conflicts=True)
     blobs.bulk_create([CheckpointBlob(**blob)], ignore_conflicts=True)
     shared = blobs.get()
-    for checkpoint_id in ("c1", "c2"):
-        make_checkpoint(db_alias, None, checkpoint_id).blobs.add(shared)
+    for lineage in ("lineage-1", "lineage-2"):
+        CheckpointBlobUse.objects.using(db_alias).create(engine_run_id=lineage, blob=shared)
 
     assert blobs.count() == 1
-    assert shared.checkpoints.count() == 2
-    assert not blobs.filter(checkpoints__isnull=True).exists()
+    assert shared.uses.count() == 2
+    assert not blobs.filter(uses__isnull=True).exists()
+
+
+def test_a_lineage_uses_a_blob_once(db_alias: str) -> None:
+    shared = CheckpointBlob.objects.using(db_alias).create(
+        digest="sha256:" + "b" * 64, data={}, size_bytes=2
+    )
+    CheckpointBlobUse.objects.using(db_alias).create(engine_run_id="lineage-1", blob=shared)
+
+    with pytest.raises(IntegrityError), transaction.atomic(using=db_alias):
+        CheckpointBlobUse.objects.using(db_alias).create(engine_run_id="lineage-1", blob=shared)
+
+
+def test_a_blob_in_use_cannot_be_deleted(db_alias: str) -> None:
+    shared = CheckpointBlob.objects.using(db_alias).create(
+        digest="sha256:" + "c" * 64, data={}, size_bytes=2
+    )
+    CheckpointBlobUse.objects.using(db_alias).create(engine_run_id="lineage-1", blob=shared)
+
+    with pytest.raises(ProtectedError):
+        shared.delete()
 
 
 def test_checkpoint_raised_in_by_an_approval_cannot_be_deleted(db_alias: str) -> None:

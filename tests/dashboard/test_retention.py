@@ -23,17 +23,19 @@ from typing import Any, Self
 import pytest
 from django.contrib.messages import get_messages
 from django.core.management import CommandError, call_command
-from django.db import connections
+from django.db import connections, transaction
 from django.test import Client
 from django.utils import timezone
 
 from dashboard import embedded, services, tasks
+from dashboard.blob_uses import collect_unused_blobs, release_uses_of_gone_lineages
 from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
     AuditEntry,
     Checkpoint,
     CheckpointBlob,
+    CheckpointBlobUse,
     RetentionPolicy,
     RunEvent,
     RunStatus,
@@ -467,33 +469,62 @@ def blob(digest: str) -> CheckpointBlob:
     return CheckpointBlob.objects.create(digest=digest, data={"v": digest}, size_bytes=10)
 
 
+def refer(checkpoint: Checkpoint, *blobs: CheckpointBlob) -> None:
+    """Make ``checkpoint`` refer to ``blobs`` as a save would: in its document, and through its
+    lineage's use rows."""
+    checkpoint.document = {
+        **checkpoint.document,
+        "blob_refs": [[["state", b.digest], b.digest] for b in blobs],
+    }
+    checkpoint.save(update_fields=["document"])
+    for b in blobs:
+        CheckpointBlobUse.objects.get_or_create(engine_run_id=checkpoint.engine_run_id, blob=b)
+
+
 def test_prune_removes_orphaned_blobs_and_keeps_shared_ones(services_db: str) -> None:
     run = make_run(checkpoints=3)
     old, _, newest = (Checkpoint.objects.get(pk=pk) for pk in checkpoints_of(run))
     only_old, shared = blob("sha256:only-old"), blob("sha256:shared")
-    old.blobs.add(only_old, shared)
-    newest.blobs.add(shared)
+    refer(old, only_old, shared)
+    refer(newest, shared)
     policy(keep_last_checkpoints=1)
 
     prune()
 
     assert set(CheckpointBlob.objects.values_list("pk", flat=True)) == {"sha256:shared"}
+    assert list(CheckpointBlobUse.objects.values_list("engine_run_id", "blob_id")) == [
+        (run.engine_run_id, "sha256:shared")
+    ]
 
 
 def test_whole_run_deletion_removes_the_blobs_only_that_run_used(services_db: str) -> None:
     run = make_run(checkpoints=2, finished_days_ago=40)
     kept = make_run(checkpoints=1)
-    for checkpoint in Checkpoint.objects.filter(run=run):
-        checkpoint.blobs.add(blob(f"sha256:{checkpoint.pk}"))
     shared = blob("sha256:shared")
-    Checkpoint.objects.get(run=run, superstep=0).blobs.add(shared)
-    Checkpoint.objects.get(run=kept).blobs.add(shared)
+    first, second = (Checkpoint.objects.get(pk=pk) for pk in checkpoints_of(run))
+    refer(first, blob(f"sha256:{first.pk}"), shared)
+    refer(second, blob(f"sha256:{second.pk}"))
+    refer(Checkpoint.objects.get(run=kept), shared)
     policy(delete_runs_older_than_days=30)
 
     prune()
 
     assert not WorkflowRun.objects.filter(pk=run.pk).exists()
     assert set(CheckpointBlob.objects.values_list("pk", flat=True)) == {"sha256:shared"}
+    assert not CheckpointBlobUse.objects.filter(engine_run_id=run.engine_run_id).exists()
+
+
+def test_pruning_collects_the_blobs_of_a_run_deleted_by_hand(services_db: str) -> None:
+    # An operator deleted a run in the admin: its lineage's uses are released on the next pass.
+    run = make_run(checkpoints=2)
+    refer(Checkpoint.objects.get(pk=checkpoints_of(run)[0]), blob("sha256:by-hand"))
+    WorkflowRun.objects.filter(pk=run.pk).delete()
+    policy(keep_last_checkpoints=1)
+
+    prune()
+
+    assert not CheckpointBlob.objects.exists()
+    assert not CheckpointBlobUse.objects.exists()
 
 
 # --------------------------------------------------------------- callers of the one service
@@ -780,7 +811,9 @@ def test_a_fork_still_saves_after_another_process_pruned_blobs_this_one_remember
     first = services.run_fork(run.pk, checkpoint_id=checkpoint_id, state=edited, user=operator)
     wait_until_settled()
     WorkflowRun.objects.filter(pk=first.pk).delete()
-    CheckpointBlob.objects.filter(checkpoints__isnull=True).delete()
+    with transaction.atomic():  # what another process's retention pass does
+        release_uses_of_gone_lineages(limit=1000)
+        collect_unused_blobs(limit=1000)
 
     second = services.run_fork(run.pk, checkpoint_id=checkpoint_id, state=edited, user=operator)
     wait_until_settled()

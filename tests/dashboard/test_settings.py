@@ -183,7 +183,22 @@ def test_database_from_url_reads_a_postgres_url() -> None:
     assert database["NAME"] == "superstep"
     assert (database["USER"], database["PASSWORD"]) == ("app", "p@ss")
     assert (database["HOST"], database["PORT"]) == ("db.internal", "6543")
-    assert database["OPTIONS"] == {"sslmode": "require"}
+    # Prepared on first use: only the checkpoint save binds server-side (see test_storage).
+    assert database["OPTIONS"] == {"sslmode": "require", "prepare_threshold": 0}
+
+
+@pytest.mark.parametrize(("query", "threshold"), [("none", None), ("None", None), ("5", 5), ("0", 0)])
+def test_a_postgres_url_may_set_or_turn_off_prepared_statements(
+    query: str, threshold: int | None
+) -> None:
+    database = database_from_url(f"postgres://app@db/superstep?prepare_threshold={query}")
+
+    assert database["OPTIONS"] == {"prepare_threshold": threshold}
+
+
+def test_a_postgres_url_with_a_bad_prepare_threshold_is_refused_with_its_value() -> None:
+    with pytest.raises(ImproperlyConfigured, match="prepare_threshold.*'often'"):
+        database_from_url("postgres://app@db/superstep?prepare_threshold=often")
 
 
 def test_database_from_url_reads_relative_and_absolute_sqlite_paths() -> None:

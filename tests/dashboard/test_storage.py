@@ -21,18 +21,27 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.db import connections
+from django.db import connections, transaction
 
-from dashboard.models import ApprovalRequest, Checkpoint, CheckpointBlob, WorkflowRun
+from dashboard.checkpoint_writes import save_split
+from dashboard.models import (
+    ApprovalRequest,
+    Checkpoint,
+    CheckpointBlob,
+    CheckpointBlobUse,
+    WorkflowRun,
+)
 from dashboard.storage import DjangoCheckpointStorage
-from workflows import CheckpointError, CheckpointNotFoundError
+from workflows import CheckpointError, CheckpointNotFoundError, split_checkpoint
 from workflows.testing import CheckpointStorageContract, make_checkpoint
 
 BIG = {"payload": "z" * 64 * 1024}
 
 @pytest.fixture
 async def storage(transactional_db_alias: str) -> AsyncIterator[DjangoCheckpointStorage]:
-    yield DjangoCheckpointStorage(using=transactional_db_alias)
+    storage = DjangoCheckpointStorage(using=transactional_db_alias)
+    yield storage
+    storage.close()  # its asyncio connection (PostgreSQL saves)
     await sync_to_async(connections.close_all)()  # runs on the storage's worker thread
 
 
@@ -73,12 +82,16 @@ async def test_storage_stores_unchanged_large_state_once_as_a_shared_blob(
     assert max(rows) < 4 * 1024  # each checkpoint row holds a reference, not the 64 KiB
 
 
+def uses(alias: str) -> list[tuple[str, str]]:
+    return sorted(CheckpointBlobUse.objects.using(alias).values_list("engine_run_id", "blob_id"))
+
+
 @pytest.mark.parametrize("parts", [1, 16, 17, 40])
-async def test_a_checkpoint_with_many_large_values_links_every_one(
+async def test_a_checkpoint_with_many_large_values_records_each_use_once_per_lineage(
     storage: DjangoCheckpointStorage, parts: int
 ) -> None:
-    # Few links are written as literal rows, many through unnest: both must link every blob,
-    # on a first save (new blobs) and on a second one (known blobs, changed keys).
+    # Few uses are sent as literal rows, many through unnest: both must record every blob, on
+    # a first save (new blobs) and on a second one (known blobs, one changed key).
     alias = storage.using
     first = {f"k{i}": {"n": i, "pad": "p" * 600} for i in range(parts)}
     second = {**first, "k0": {"n": -1, "pad": "q" * 600}}
@@ -90,12 +103,48 @@ async def test_a_checkpoint_with_many_large_values_links_every_one(
 
     for checkpoint_id, state in saved:
         assert (await storage.load(checkpoint_id)).state == state
-        links = await sync_to_async(
-            lambda cid=checkpoint_id: Checkpoint.blobs.through.objects.using(alias)
-            .filter(checkpoint_id=cid).count()
-        )()
-        assert links == parts
-    assert await sync_to_async(count)(CheckpointBlob, alias) == parts + 1
+    lineage = make_checkpoint().run_id
+    digests = await sync_to_async(
+        lambda: set(CheckpointBlob.objects.using(alias).values_list("digest", flat=True))
+    )()
+    assert len(digests) == parts + 1
+    assert await sync_to_async(uses)(alias) == sorted((lineage, d) for d in digests)
+
+
+async def test_a_run_whose_large_state_does_not_change_writes_no_use_after_its_first(
+    storage: DjangoCheckpointStorage,
+) -> None:
+    alias = storage.using
+    for i in range(4):
+        await storage.save(make_checkpoint(seconds=i, iteration_count=i, state={"big": BIG}))
+
+    assert len(await sync_to_async(uses)(alias)) == 1
+    assert await sync_to_async(count)(CheckpointBlob, alias) == 1
+
+
+async def test_deleting_checkpoints_releases_only_the_uses_no_checkpoint_needs(
+    storage: DjangoCheckpointStorage,
+) -> None:
+    # Two lineages share a value; one also had a value of its own, since changed.
+    alias = storage.using
+    other = {"other": "x" * 4000}
+    a1 = make_checkpoint(seconds=1, run_id="lineage-a", state={"shared": BIG, "own": other})
+    a2 = make_checkpoint(seconds=2, run_id="lineage-a", state={"shared": BIG})
+    b1 = make_checkpoint(seconds=3, run_id="lineage-b", state={"shared": BIG})
+    for checkpoint in (a1, a2, b1):
+        await storage.save(checkpoint)
+    assert len(await sync_to_async(uses)(alias)) == 3
+
+    await storage.delete(a1.checkpoint_id)  # "own" is used by no checkpoint left
+
+    assert [lineage for lineage, _ in await sync_to_async(uses)(alias)] == ["lineage-a", "lineage-b"]
+    assert await sync_to_async(count)(CheckpointBlob, alias) == 1
+    await storage.delete(a2.checkpoint_id)  # lineage-a is gone; lineage-b still uses "shared"
+    assert [lineage for lineage, _ in await sync_to_async(uses)(alias)] == ["lineage-b"]
+    assert (await storage.load(b1.checkpoint_id)).state == {"shared": BIG}
+    await storage.delete(b1.checkpoint_id)
+    assert await sync_to_async(uses)(alias) == []
+    assert await sync_to_async(count)(CheckpointBlob, alias) == 0
 
 
 async def test_storage_delete_removes_orphan_blobs_and_keeps_shared_ones(
@@ -128,6 +177,28 @@ async def test_storage_saves_a_blob_again_after_it_was_deleted(
     await storage.save(second)
 
     assert (await storage.load(second.checkpoint_id)).state == BIG
+
+
+async def test_storage_saves_again_a_blob_another_process_deleted(
+    storage: DjangoCheckpointStorage,
+) -> None:
+    # Retention elsewhere removed every row of the first checkpoint, its shared blob included;
+    # this process still remembers that blob as stored and learns otherwise from the database.
+    alias = storage.using
+    first, second = make_checkpoint(seconds=1, state=BIG), make_checkpoint(seconds=2, state=BIG)
+    await storage.save(first)
+
+    def prune_elsewhere() -> None:
+        Checkpoint.objects.using(alias).all().delete()
+        CheckpointBlobUse.objects.using(alias).all().delete()
+        CheckpointBlob.objects.using(alias).all().delete()
+
+    await sync_to_async(prune_elsewhere)()
+
+    await storage.save(second)
+
+    assert (await storage.load(second.checkpoint_id)).state == BIG
+    assert await sync_to_async(count)(CheckpointBlob, alias) == 1
 
 
 async def test_storage_refuses_to_delete_a_checkpoint_an_approval_was_raised_in(
@@ -177,6 +248,41 @@ async def test_storage_treats_an_id_with_a_nul_byte_as_missing(
 
 
 @pytest.mark.postgres
+@pytest.mark.django_db(databases=["pg"], transaction=True)
+async def test_a_postgres_save_stays_on_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No hop to a thread and back per superstep: the write goes out on the loop itself.
+    def no_thread(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a PostgreSQL save must not go through sync_to_async")
+
+    storage = DjangoCheckpointStorage(using="pg")
+    monkeypatch.setattr("dashboard.storage.sync_to_async", no_thread)
+    try:
+        checkpoint = make_checkpoint(state={"big": BIG})
+        await storage.save(checkpoint)
+        await storage.save(make_checkpoint(seconds=1, state={"big": BIG}))
+    finally:
+        monkeypatch.undo()
+        storage.close()
+
+    assert (await storage.load(checkpoint.checkpoint_id)).state == {"big": BIG}
+    await sync_to_async(connections.close_all)()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(databases=["pg"], transaction=True)
+def test_a_postgres_save_in_a_transaction_uses_a_prepared_statement() -> None:
+    # PostgreSQL plans the save once per connection, not once per superstep.
+    piece = split_checkpoint(make_checkpoint(state={"big": BIG}))
+    with transaction.atomic(using="pg"):
+        save_split(piece, using="pg", trust_known_blobs=False)
+    with connections["pg"].cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+
+    assert any("INSERT INTO dashboard_checkpoint " in text for text in prepared), prepared
+
+
+@pytest.mark.postgres
 @pytest.mark.django_db(databases=["pg"])
 def test_postgres_maintains_only_the_checkpoint_indexes_queries_use() -> None:
     # Each index on these tables is paid for at every superstep; LIKE-pattern indexes and a
@@ -184,10 +290,13 @@ def test_postgres_maintains_only_the_checkpoint_indexes_queries_use() -> None:
     with connections["pg"].cursor() as cursor:
         cursor.execute(
             "SELECT tablename, indexdef FROM pg_indexes WHERE tablename IN "
-            "('dashboard_checkpoint', 'dashboard_checkpoint_blobs', 'dashboard_checkpointblob')"
+            "('dashboard_checkpoint', 'dashboard_checkpointblobuse', 'dashboard_checkpointblob')"
         )
         indexes = cursor.fetchall()
+        cursor.execute("SELECT to_regclass('dashboard_checkpoint_blobs')")
+        link_table = cursor.fetchone()[0]
     assert not [d for _, d in indexes if "pattern_ops" in d]
-    link_indexes = sorted(d.split(" USING btree ")[1] for t, d in indexes
-                          if t == "dashboard_checkpoint_blobs")
-    assert link_indexes == ["(checkpoint_id, checkpointblob_id)", "(checkpointblob_id)", "(id)"]
+    use_indexes = sorted(d.split(" USING btree ")[1] for t, d in indexes
+                         if t == "dashboard_checkpointblobuse")
+    assert use_indexes == ["(blob_id)", "(engine_run_id, blob_id)", "(id)"]
+    assert link_table is None  # no row per checkpoint and blob any more
