@@ -121,7 +121,11 @@ SELECT 'r' || n || '-s' || s, md5('run' || n)::uuid, 'lineage-' || n, 'bench-ref
        'sha256:bench',
        jsonb_build_object('checkpoint_id', 'r' || n || '-s' || s, 'run_id', 'lineage-' || n,
                           'iteration_count', s, 'state', jsonb_build_object('refund', s * 5),
-                          'blob_refs', '[]'::jsonb, 'pending_request_ids', '[]'::jsonb),
+                          'blob_refs', CASE WHEN s < 10
+                              THEN jsonb_build_array(jsonb_build_array(jsonb_build_array('graph_signature'), 'sha256:graph-signature'),
+                                                     jsonb_build_array(jsonb_build_array('state', 'items'), 'sha256:run-' || n))
+                              ELSE jsonb_build_array(jsonb_build_array(jsonb_build_array('graph_signature'), 'sha256:graph-signature')) END,
+                          'pending_request_ids', '[]'::jsonb),
        240, 0, %(t0)s::timestamptz + interval '1 minute' * s, false
 FROM generate_series(1, %(runs)s) AS n, generate_series(0, %(last)s) AS s;
 
@@ -133,11 +137,10 @@ INSERT INTO dashboard_checkpointblob (digest, data, size_bytes, created_at)
 SELECT 'sha256:run-' || n, jsonb_build_object('items', n), 800, %(t0)s::timestamptz
 FROM generate_series(1, %(runs)s) AS n;
 
-INSERT INTO dashboard_checkpoint_blobs (checkpoint_id, checkpointblob_id)
-SELECT checkpoint_id, 'sha256:graph-signature' FROM dashboard_checkpoint;
-INSERT INTO dashboard_checkpoint_blobs (checkpoint_id, checkpointblob_id)
-SELECT 'r' || n || '-s' || s, 'sha256:run-' || n
-FROM generate_series(1, %(runs)s) AS n, generate_series(0, 9) AS s;
+INSERT INTO dashboard_checkpointblobuse (engine_run_id, blob_id)
+SELECT 'lineage-' || n, 'sha256:graph-signature' FROM generate_series(1, %(runs)s) AS n;
+INSERT INTO dashboard_checkpointblobuse (engine_run_id, blob_id)
+SELECT 'lineage-' || n, 'sha256:run-' || n FROM generate_series(1, %(runs)s) AS n;
 
 INSERT INTO dashboard_approvalrequest (
     request_id, engine_request_id, engine_run_id, run_id, checkpoint_id, executor_id,
@@ -165,7 +168,7 @@ def counts(url: str) -> dict[str, int]:
     with psycopg.connect(url) as conn:
         row = conn.execute(
             "SELECT (SELECT count(*) FROM dashboard_checkpoint),"
-            " (SELECT count(*) FROM dashboard_checkpoint_blobs),"
+            " (SELECT count(*) FROM dashboard_checkpointblobuse),"
             " (SELECT count(*) FROM dashboard_checkpointblob),"
             " (SELECT count(*) FROM dashboard_checkpoint c JOIN dashboard_approvalrequest a"
             "  ON a.checkpoint_id = c.checkpoint_id),"
@@ -174,7 +177,7 @@ def counts(url: str) -> dict[str, int]:
             " (SELECT count(*) FROM dashboard_runevent WHERE type = 'checkpoints_pruned')"
         ).fetchone()
     assert row is not None
-    keys = ("checkpoints", "blob_links", "blobs", "approval_checkpoints", "latest_checkpoints", "pruned_events")
+    keys = ("checkpoints", "blob_uses", "blobs", "approval_checkpoints", "latest_checkpoints", "pruned_events")
     return dict(zip(keys, (int(v) for v in row), strict=True))
 
 
