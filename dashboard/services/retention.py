@@ -115,6 +115,9 @@ def _prune_policy(policy: RetentionPolicy, *, dry_run: bool, batch_size: int) ->
     report = PruneReport(policy=policy.name, dry_run=dry_run)
     runs = _eligible_runs(policy)
     doomed: set[Any] = set()
+    # Lineages that lost checkpoints: their blob uses are reviewed once, after the batches
+    # (per batch, a long lineage would be read again for every thousand checkpoints).
+    touched: set[str] = set()
     if policy.delete_runs_older_than_days is not None:
         cutoff = now() - dt.timedelta(days=policy.delete_runs_older_than_days)
         for run_id in _keyset(runs.filter(finished_at__lt=cutoff), batch_size):
@@ -127,10 +130,10 @@ def _prune_policy(policy: RetentionPolicy, *, dry_run: bool, batch_size: int) ->
                     report.checkpoints += len(sizes)
                     report.bytes += sum(sizes)
                 else:
-                    _delete_run(run_id, policy, report, batch_size)
+                    _delete_run(run_id, policy, report, batch_size, touched)
     if policy.keep_last_checkpoints is None and policy.delete_checkpoints_older_than_days is None:
         if not dry_run:
-            _collect_orphan_blobs(batch_size)  # blobs only the deleted runs used
+            _collect_orphan_blobs(touched, batch_size)  # blobs only the deleted runs used
         return report
     batch: list[tuple[str, Any, int]] = []
     for run_id in _keyset(runs, batch_size):
@@ -139,12 +142,12 @@ def _prune_policy(policy: RetentionPolicy, *, dry_run: bool, batch_size: int) ->
         for item in _run_candidates(run_id, policy, batch_size):
             batch.append(item)
             if len(batch) >= batch_size:
-                _apply(batch, policy, report, dry_run)
+                _apply(batch, policy, report, dry_run, touched)
                 batch = []
     if batch:
-        _apply(batch, policy, report, dry_run)
+        _apply(batch, policy, report, dry_run, touched)
     if not dry_run:
-        _collect_orphan_blobs(batch_size)
+        _collect_orphan_blobs(touched, batch_size)
     return report
 
 
@@ -206,7 +209,9 @@ def _run_candidates(run_id: Any, policy: RetentionPolicy, size: int) -> Iterator
         last = (chunk[-1][1], chunk[-1][0])
 
 
-def _apply(batch: list[tuple[str, Any, int]], policy: RetentionPolicy, report: PruneReport, dry_run: bool) -> None:
+def _apply(
+    batch: list[tuple[str, Any, int]], policy: RetentionPolicy, report: PruneReport, dry_run: bool, touched: set[str]
+) -> None:
     if dry_run:
         report.checkpoints += len(batch)
         report.bytes += sum(size for _, _, size in batch)
@@ -228,7 +233,7 @@ def _apply(batch: list[tuple[str, Any, int]], policy: RetentionPolicy, report: P
         rows = list(Checkpoint.objects.filter(pk__in=ids, on_hold=False).values_list("pk", "size_bytes", "engine_run_id"))
         sizes = {pk: size for pk, size, _ in rows}
         Checkpoint.objects.filter(pk__in=list(sizes)).delete()
-        release_unused_uses({lineage for _, _, lineage in rows})
+        touched.update(lineage for _, _, lineage in rows)
         per_run: dict[Any, int] = {}
         for cid, run_id, _ in batch:
             if cid in sizes:
@@ -242,7 +247,7 @@ def _apply(batch: list[tuple[str, Any, int]], policy: RetentionPolicy, report: P
     report.longest_transaction_seconds = max(report.longest_transaction_seconds, time.perf_counter() - started)
 
 
-def _delete_run(run_id: Any, policy: RetentionPolicy, report: PruneReport, batch_size: int) -> None:
+def _delete_run(run_id: Any, policy: RetentionPolicy, report: PruneReport, batch_size: int, touched: set[str]) -> None:
     """Delete a whole run in short transactions, leaving an audit tombstone."""
     run = WorkflowRun.objects.filter(pk=run_id).first()
     if run is None:
@@ -259,13 +264,9 @@ def _delete_run(run_id: Any, policy: RetentionPolicy, report: PruneReport, batch
                     **({"approval_requests__isnull": False} if model is Checkpoint else {})
                 ).exclude(**({"pk": run.latest_checkpoint_id} if model is Checkpoint and run.latest_checkpoint_id else {})
                 ).values_list("pk", flat=True)[:batch_size])
-                lineages = (
-                    set(Checkpoint.objects.filter(pk__in=keys).values_list("engine_run_id", flat=True))
-                    if model is Checkpoint
-                    else set()
-                )
+                if model is Checkpoint:
+                    touched.update(Checkpoint.objects.filter(pk__in=keys).values_list("engine_run_id", flat=True))
                 model.objects.filter(pk__in=keys).delete()
-                release_unused_uses(lineages)
             report.longest_transaction_seconds = max(report.longest_transaction_seconds, time.perf_counter() - started)
             report.batches += 1
             if len(keys) < batch_size:
@@ -279,17 +280,25 @@ def _delete_run(run_id: Any, policy: RetentionPolicy, report: PruneReport, batch
                      details={"policy": policy.name, "status": locked.status, "checkpoints": total, "bytes": size,
                               "created_at": locked.created_at.isoformat(),
                               "finished_at": locked.finished_at.isoformat() if locked.finished_at else None})
-        lineages = set(Checkpoint.objects.filter(run_id=run_id).values_list("engine_run_id", flat=True))
+        touched.update(Checkpoint.objects.filter(run_id=run_id).values_list("engine_run_id", flat=True))
         locked.delete()
-        release_unused_uses(lineages)
     report.longest_transaction_seconds = max(report.longest_transaction_seconds, time.perf_counter() - started)
     report.runs += 1
     report.checkpoints += total
     report.bytes += size
 
 
-def _collect_orphan_blobs(batch_size: int) -> None:
-    """Uses of lineages deleted whole (here or by hand), then blobs no lineage uses."""
+# Lineages whose uses one transaction reviews (each reads its surviving checkpoints' refs).
+LINEAGES_PER_TRANSACTION = 20
+
+
+def _collect_orphan_blobs(touched: set[str], batch_size: int) -> None:
+    """Uses the touched lineages no longer need, uses of lineages deleted whole (here or by
+    hand), then blobs no lineage uses."""
+    lineages = sorted(touched)
+    for start in range(0, len(lineages), LINEAGES_PER_TRANSACTION):
+        with transaction.atomic():
+            release_unused_uses(lineages[start : start + LINEAGES_PER_TRANSACTION])
     for step in (release_uses_of_gone_lineages, collect_unused_blobs):
         while True:
             with transaction.atomic():
