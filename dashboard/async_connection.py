@@ -4,12 +4,14 @@ Django's ORM is synchronous: from an event loop every query hops to a thread and
 on a small checkpoint that hop costs as much as the write itself. ``AsyncDatabase`` gives
 code that lives on an event loop (``DjangoCheckpointStorage.save``) a psycopg
 ``AsyncConnection`` opened with the alias's own settings (name, host, credentials, OPTIONS,
-``assume_role``), in autocommit: each statement is its own transaction, committed when
-``execute`` returns. Errors come out as Django's database exceptions, as they would from a
-Django cursor, so callers catch one family whichever path wrote.
+``assume_role``, time zone), in autocommit: each statement is its own transaction, committed
+when ``execute`` returns. Errors come out as Django's database exceptions, as they would from
+a Django cursor, so callers catch one family whichever path wrote.
 
-A connection belongs to the event loop that opened it (one per loop, never shared across
-threads) and is closed when that loop is garbage-collected or ``close()`` is called.
+A connection belongs to the event loop that opened it, one per loop. It is closed when its
+loop is found closed (at the next use of the object from any loop), by ``close()``, or when
+the object is garbage-collected. A connection whose loop still runs is closed *on* that loop,
+never under a statement in flight.
 """
 
 from __future__ import annotations
@@ -49,18 +51,52 @@ def as_django_error(exc: psycopg.Error) -> django_errors.Error:
     return django_errors.Error(*exc.args)  # psycopg.Error itself
 
 
-def _finish(connection: psycopg.AsyncConnection[Any]) -> None:
-    # libpq's PQfinish: a synchronous close that needs no event loop (the loop may be gone).
-    connection.pgconn.finish()
+_Entry = tuple["weakref.ref[asyncio.AbstractEventLoop]", "psycopg.AsyncConnection[Any]"]
+
+
+def _close(loop: asyncio.AbstractEventLoop | None, connection: psycopg.AsyncConnection[Any]) -> None:
+    """Close ``connection`` without pulling it from under a statement of its loop."""
+    if connection.closed:
+        return
+    if loop is None or loop.is_closed() or not loop.is_running():
+        # Nothing can be running on it: libpq's synchronous close needs no loop.
+        connection.pgconn.finish()
+        return
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    try:
+        if running is loop:
+            loop.create_task(connection.close())
+        else:
+            asyncio.run_coroutine_threadsafe(connection.close(), loop)
+    except RuntimeError:  # the loop closed meanwhile
+        connection.pgconn.finish()
+
+
+def _close_entries(entries: list[_Entry]) -> None:
+    for loop_ref, connection in entries:
+        _close(loop_ref(), connection)
+
+
+def _close_all_of(table: dict[int, _Entry]) -> None:
+    # A finalizer: it holds the table, never the AsyncDatabase.
+    entries = list(table.values())
+    table.clear()
+    _close_entries(entries)
 
 
 _instances: weakref.WeakSet[AsyncDatabase] = weakref.WeakSet()
+_instances_lock = threading.Lock()
 
 
 def close_all() -> None:
     """Close every connection any ``AsyncDatabase`` has open: what ``connections.close_all()``
     is to Django's own (before dropping a database, at shutdown)."""
-    for database in list(_instances):
+    with _instances_lock:
+        databases = list(_instances)
+    for database in databases:
         database.close()
 
 
@@ -68,13 +104,14 @@ class AsyncDatabase:
     """Statements on a Django PostgreSQL alias, run on the caller's event loop."""
 
     def __init__(self, using: str = "default") -> None:
-        _instances.add(self)
         self.using = using
-        self._connections: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, psycopg.AsyncConnection[Any]
-        ] = weakref.WeakKeyDictionary()
+        # id(loop) -> (weak loop, connection). Not a WeakKeyDictionary: psycopg's lock can
+        # hold the loop, and a value holding its key would never be dropped.
+        self._connections: dict[int, _Entry] = {}
         self._lock = threading.Lock()
-        self._finalizers: list[weakref.finalize[Any, Any]] = []
+        with _instances_lock:
+            _instances.add(self)
+        weakref.finalize(self, _close_all_of, self._connections)
 
     async def execute(self, statement: str, params: list[Any]) -> None:
         """Run one statement in its own transaction; prepared once per connection (unless the
@@ -100,17 +137,33 @@ class AsyncDatabase:
 
     async def _connection(self, loop: asyncio.AbstractEventLoop) -> psycopg.AsyncConnection[Any]:
         with self._lock:
-            connection = self._connections.get(loop)
-        if connection is not None and not connection.closed:
-            return connection
+            stale = self._sweep()
+            entry = self._connections.get(id(loop))
+        _close_entries(stale)
+        if entry is not None and entry[0]() is loop and not entry[1].closed:
+            return entry[1]
         connection = await self._connect()
         with self._lock:
-            self._connections[loop] = connection
-            # The finalizer holds the connection, so it is closed (not merely dropped with a
-            # ResourceWarning) when the loop goes away.
-            self._finalizers = [f for f in self._finalizers if f.alive]
-            self._finalizers.append(weakref.finalize(loop, _finish, connection))
-        return connection
+            entry = self._connections.get(id(loop))
+            if entry is not None and entry[0]() is loop and not entry[1].closed:
+                winner = entry[1]  # another task of this loop connected first
+            else:
+                winner = connection
+                self._connections[id(loop)] = (weakref.ref(loop), connection)
+        if winner is not connection:
+            await connection.close()
+        return winner
+
+    def _sweep(self) -> list[_Entry]:
+        """Entries whose loop is gone or closed (call with the lock held)."""
+        stale = [
+            (key, entry)
+            for key, entry in self._connections.items()
+            if (loop := entry[0]()) is None or loop.is_closed() or entry[1].closed
+        ]
+        for key, _ in stale:
+            del self._connections[key]
+        return [entry for _, entry in stale]
 
     async def _connect(self) -> psycopg.AsyncConnection[Any]:
         wrapper = connections[self.using]
@@ -122,24 +175,34 @@ class AsyncDatabase:
         params.pop("cursor_factory", None)  # Django's synchronous cursor class
         try:
             connection = await psycopg.AsyncConnection.connect(**params, autocommit=True)
-            if role := wrapper.settings_dict["OPTIONS"].get("assume_role"):
-                await connection.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
         except psycopg.Error as exc:
             raise as_django_error(exc) from exc
+        try:
+            # What Django does to each of its own connections (see _configure_connection).
+            zone = wrapper.timezone_name
+            if zone and connection.info.parameter_status("TimeZone") != zone:
+                await connection.execute(wrapper.ops.set_time_zone_sql(), [zone])
+            if role := wrapper.settings_dict["OPTIONS"].get("assume_role"):
+                await connection.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
+        except BaseException as exc:
+            await connection.close()
+            if isinstance(exc, psycopg.Error):
+                raise as_django_error(exc) from exc
+            raise
         return connection
 
     def _forget(
         self, loop: asyncio.AbstractEventLoop, connection: psycopg.AsyncConnection[Any]
     ) -> None:
         with self._lock:
-            if self._connections.get(loop) is connection:
-                del self._connections[loop]
-        _finish(connection)
+            entry = self._connections.get(id(loop))
+            if entry is not None and entry[1] is connection:
+                del self._connections[id(loop)]
+        connection.pgconn.finish()  # already broken; nothing is running on it
 
     def close(self) -> None:
-        """Close every connection this object opened (from any thread; no loop needed)."""
+        """Close every connection this object opened (from any thread)."""
         with self._lock:
-            finalizers, self._finalizers = self._finalizers, []
+            entries = list(self._connections.values())
             self._connections.clear()
-        for finalizer in finalizers:
-            finalizer()
+        _close_entries(entries)

@@ -111,18 +111,22 @@ def _upsert_statement(new_blobs: bool, uses: int) -> str:
     # ON CONFLICT DO UPDATE locks the row): retention cannot release it while this save is in
     # flight (see blob_uses). A new one is inserted; its foreign key is checked at commit.
     lock = " ON CONFLICT (engine_run_id, blob_id) DO UPDATE SET blob_id = EXCLUDED.blob_id WHERE false"
+    # The uses are read FROM cp so that the checkpoint row is written first, as deleters
+    # lock it first (an unreferenced CTE would run after the main statement); and in digest
+    # order, the order retention locks uses in.
+    cp = f"cp AS ({row} RETURNING 1) "
     if uses <= _USE_ROWS:
         rows = ", ".join(["(%s, %s)"] * uses)
         statement = (
-            f"cp AS ({row}) INSERT INTO {use_table} (engine_run_id, blob_id) VALUES {rows}{lock}"
+            f"{cp}INSERT INTO {use_table} (engine_run_id, blob_id) "
+            f"SELECT v.l, v.d FROM (VALUES {rows}) AS v(l, d), cp ORDER BY v.d{lock}"
         )
     else:
         statement = (
-            f"cp AS ({row}) INSERT INTO {use_table} (engine_run_id, blob_id) "
-            # Digests are hex: one comma-joined text parameter is cheaper than an array. In
-            # the order given (sorted), the order retention locks in too.
-            "SELECT %s, d FROM unnest(string_to_array(%s, ',')) WITH ORDINALITY AS t(d, i) "
-            f"ORDER BY i{lock}"
+            f"{cp}INSERT INTO {use_table} (engine_run_id, blob_id) "
+            # Digests are hex: one comma-joined text parameter is cheaper than an array.
+            "SELECT %s, t.d FROM unnest(string_to_array(%s, ',')) AS t(d), cp "
+            f"ORDER BY t.d{lock}"
         )
     if new_blobs:
         statement = (
@@ -241,7 +245,9 @@ def save_split(
     skipping those this process remembers storing, which retention in another process may have
     deleted since: for callers that do not retry on ``IntegrityError`` (a fork).
     """
-    new_digests = [d for d in dict.fromkeys(piece.refs) if not trust_known_blobs or d not in _known]
+    # Sorted, like every lock in checkpoint writes: two first saves of one value cannot wait
+    # on each other's half-written blob rows.
+    new_digests = sorted({d for d in piece.refs if not trust_known_blobs or d not in _known})
     postgres = connections[using].vendor == "postgresql"
     if new_digests and not postgres:
         CheckpointBlob.objects.using(using).bulk_create(

@@ -87,7 +87,7 @@ def _postgres_options(options: dict[str, Any]) -> dict[str, Any]:
     threshold = str(options.pop("prepare_threshold", "0")).strip().lower()
     if threshold == "none":
         options["prepare_threshold"] = None
-    elif threshold.isdigit():
+    elif threshold.isdecimal() and threshold.isascii():
         options["prepare_threshold"] = int(threshold)
     else:
         raise ImproperlyConfigured(

@@ -15,7 +15,6 @@ dashboard goes through.
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -74,9 +73,9 @@ class DjangoCheckpointStorage:
         self.using = using
         self._cache = PartCache()
         self.bytes_written = 0
-        # PostgreSQL saves go through this (see save); SQLite has no asyncio driver here.
-        self._database = AsyncDatabase(using)
-        weakref.finalize(self, self._database.close)
+        # PostgreSQL saves go through one (see save), opened at the first; SQLite has no
+        # asyncio driver here. Storages made only to read never open it.
+        self._database: AsyncDatabase | None = None
 
     # ------------------------------------------------------------------------------------ save
 
@@ -96,6 +95,8 @@ class DjangoCheckpointStorage:
     async def _save_async(self, piece: SplitCheckpoint) -> None:
         # On the caller's loop: one autocommitted statement, no hop to a thread and back.
         written = self._written(piece)
+        if self._database is None:
+            self._database = AsyncDatabase(self.using)
         try:
             await save_split_async(piece, self._database)
         except IntegrityError:
@@ -117,9 +118,10 @@ class DjangoCheckpointStorage:
         self.bytes_written += written
 
     def close(self) -> None:
-        """Close the connections saves opened on event loops (they also close when their loop
-        or this storage is garbage-collected)."""
-        self._database.close()
+        """Close the connections saves opened on event loops (they also close once their loop
+        has closed, at the next save, or when this storage is garbage-collected)."""
+        if self._database is not None:
+            self._database.close()
 
     # ------------------------------------------------------------------------------------ read
 
@@ -243,16 +245,18 @@ class DjangoCheckpointStorage:
             return False
         with transaction.atomic(using=self.using):
             rows = Checkpoint.objects.using(self.using).filter(checkpoint_id=checkpoint_id)
-            lineage = rows.values_list("engine_run_id", flat=True).first()
-            if lineage is None:
+            found = rows.values_list("engine_run_id", "document__blob_refs").first()
+            if found is None:
                 return False
+            lineage, refs = found
             try:
-                rows.delete()
+                deleted, _ = rows.delete()
             except (ProtectedError, RestrictedError):
                 raise CheckpointError(
                     f"checkpoint {checkpoint_id} is kept: an approval request was raised in it"
                 ) from None
-            released = release_unused_uses([lineage], using=self.using)
+            digests = [r[1] for r in refs or () if isinstance(r, list) and len(r) == 2]
+            released = release_unused_uses([lineage], digests=digests, using=self.using)
             if released:
                 collect_unused_blobs(released, limit=len(released), using=self.using)
-        return True
+        return deleted > 0

@@ -60,24 +60,29 @@ DROP FUNCTION IF EXISTS superstep_audit_append_only();
 def create_roles(apps: Any, schema_editor: Any) -> None:
     from django.contrib.auth.management import create_permissions
 
-    # Permissions are normally created after all migrations; the groups need them now.
+    # Permissions are normally created after all migrations; the groups need them now. In
+    # the database being migrated, which is not always "default".
+    alias = schema_editor.connection.alias
     for app_config in apps.get_app_configs():
         app_config.models_module = True
-        create_permissions(app_config, apps=apps, verbosity=0)
+        create_permissions(app_config, apps=apps, verbosity=0, using=alias)
         app_config.models_module = None
     group_model = apps.get_model("auth", "Group")
     permission_model = apps.get_model("auth", "Permission")
     for name, codes in ROLES.items():
-        group, _ = group_model.objects.get_or_create(name=name)
+        group, _ = group_model.objects.using(alias).get_or_create(name=name)
         for code in codes:
             app_label, codename = code.split(".")
             group.permissions.add(
-                permission_model.objects.get(content_type__app_label=app_label, codename=codename)
+                permission_model.objects.using(alias).get(
+                    content_type__app_label=app_label, codename=codename
+                )
             )
 
 
 def remove_roles(apps: Any, schema_editor: Any) -> None:
-    apps.get_model("auth", "Group").objects.filter(name__in=list(ROLES)).delete()
+    alias = schema_editor.connection.alias
+    apps.get_model("auth", "Group").objects.using(alias).filter(name__in=list(ROLES)).delete()
 
 
 def append_only(apps: Any, schema_editor: Any) -> None:

@@ -133,7 +133,7 @@ def _prune_policy(policy: RetentionPolicy, *, dry_run: bool, batch_size: int) ->
                     _delete_run(run_id, policy, report, batch_size, touched)
     if policy.keep_last_checkpoints is None and policy.delete_checkpoints_older_than_days is None:
         if not dry_run:
-            _collect_orphan_blobs(touched, batch_size)  # blobs only the deleted runs used
+            _collect_orphan_blobs(touched, batch_size, report)  # blobs only the deleted runs used
         return report
     batch: list[tuple[str, Any, int]] = []
     for run_id in _keyset(runs, batch_size):
@@ -147,7 +147,7 @@ def _prune_policy(policy: RetentionPolicy, *, dry_run: bool, batch_size: int) ->
     if batch:
         _apply(batch, policy, report, dry_run, touched)
     if not dry_run:
-        _collect_orphan_blobs(touched, batch_size)
+        _collect_orphan_blobs(touched, batch_size, report)
     return report
 
 
@@ -292,16 +292,26 @@ def _delete_run(run_id: Any, policy: RetentionPolicy, report: PruneReport, batch
 LINEAGES_PER_TRANSACTION = 20
 
 
-def _collect_orphan_blobs(touched: set[str], batch_size: int) -> None:
+def _collect_orphan_blobs(touched: set[str], batch_size: int, report: PruneReport) -> None:
     """Uses the touched lineages no longer need, uses of lineages deleted whole (here or by
-    hand), then blobs no lineage uses."""
+    hand), then blobs no lineage uses; each step in short, timed transactions."""
+
+    def timed(step: Any) -> Any:
+        started = time.perf_counter()
+        with transaction.atomic():
+            result = step()
+        report.longest_transaction_seconds = max(
+            report.longest_transaction_seconds, time.perf_counter() - started
+        )
+        return result
+
     lineages = sorted(touched)
     for start in range(0, len(lineages), LINEAGES_PER_TRANSACTION):
-        with transaction.atomic():
-            release_unused_uses(lineages[start : start + LINEAGES_PER_TRANSACTION])
-    for step in (release_uses_of_gone_lineages, collect_unused_blobs):
+        chunk = lineages[start : start + LINEAGES_PER_TRANSACTION]
+        timed(lambda chunk=chunk: release_unused_uses(chunk))
+    for sweep in (release_uses_of_gone_lineages, collect_unused_blobs):
+        after = None
         while True:
-            with transaction.atomic():
-                looked_at = step(limit=batch_size)
+            looked_at, after = timed(lambda sweep=sweep, after=after: sweep(limit=batch_size, after=after))
             if looked_at < batch_size:
                 break

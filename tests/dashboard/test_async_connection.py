@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -38,9 +40,17 @@ async def database() -> AsyncIterator[AsyncDatabase]:
     await sync_to_async(connections.close_all)()
 
 
-def _only(database: AsyncDatabase) -> object:
-    (connection,) = database._connections.values()
+def _only(database: AsyncDatabase) -> Any:
+    ((_, connection),) = database._connections.values()
     return connection
+
+
+async def _closed_soon(connection: Any) -> bool:
+    for _ in range(100):
+        if connection.closed:
+            return True
+        await asyncio.sleep(0.01)
+    return False
 
 
 async def test_a_statement_commits_on_its_own(database: AsyncDatabase) -> None:
@@ -68,7 +78,7 @@ async def test_errors_come_out_as_djangos_database_exceptions(database: AsyncDat
 async def test_a_killed_connection_is_replaced_and_the_statement_sent_again(
     database: AsyncDatabase,
 ) -> None:
-    killed = _only(database).info.backend_pid  # type: ignore[attr-defined]
+    killed = _only(database).info.backend_pid
 
     def kill() -> None:
         with connections["pg"].cursor() as cursor:
@@ -77,30 +87,73 @@ async def test_a_killed_connection_is_replaced_and_the_statement_sent_again(
     await sync_to_async(kill)()
     await database.execute(f"INSERT INTO {TABLE} (id) VALUES (%s)", [7])
 
-    assert _only(database).info.backend_pid != killed  # type: ignore[attr-defined]
+    assert _only(database).info.backend_pid != killed
 
 
 async def test_close_closes_every_connection_it_opened(database: AsyncDatabase) -> None:
     connection = _only(database)
 
-    close_all()
+    close_all()  # from a coroutine of the connection's own loop: closed on that loop
 
-    assert connection.closed  # type: ignore[attr-defined]
+    assert await _closed_soon(connection)
     await database.execute(f"INSERT INTO {TABLE} (id) VALUES (%s)", [3])  # reopens on demand
 
 
-def test_a_connection_closes_with_the_event_loop_that_opened_it() -> None:
+def test_close_from_another_thread_closes_on_the_connections_loop() -> None:
     database = AsyncDatabase("pg")
     loop = asyncio.new_event_loop()
-    loop.run_until_complete(database.execute("SELECT 1", []))
-    (connection,) = database._connections.values()
-    loop.close()
+    running = threading.Thread(target=loop.run_forever)
+    running.start()
+    try:
+        asyncio.run_coroutine_threadsafe(database.execute("SELECT 1", []), loop).result(30)
+        connection = _only(database)
 
-    del loop
+        database.close()
+
+        assert asyncio.run_coroutine_threadsafe(_closed_soon(connection), loop).result(30)
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        running.join(30)
+        loop.close()
+        connections.close_all()
+
+
+def test_a_connection_whose_loop_closed_is_closed_at_the_next_use() -> None:
+    database = AsyncDatabase("pg")
+    first = asyncio.new_event_loop()
+    first.run_until_complete(database.execute("SELECT 1", []))
+    stale = _only(database)
+    first.close()
+
+    asyncio.run(database.execute("SELECT 1", []))  # a new loop, as async_to_sync makes
+
+    assert stale.closed
+    assert _only(database) is not stale
+    database.close()
+    connections.close_all()
+
+
+def test_connections_close_when_the_object_is_collected() -> None:
+    database = AsyncDatabase("pg")
+    asyncio.run(database.execute("SELECT 1", []))
+    connection = _only(database)
+
+    del database
     gc.collect()
 
     assert connection.closed
     connections.close_all()
+
+
+async def test_two_first_statements_on_one_loop_share_one_connection() -> None:
+    database = AsyncDatabase("pg")
+    try:
+        await asyncio.gather(*(database.execute("SELECT pg_sleep(0.05)", []) for _ in range(3)))
+
+        assert len(database._connections) == 1
+    finally:
+        database.close()
+        await sync_to_async(connections.close_all)()
 
 
 async def test_a_sqlite_alias_is_refused_by_name() -> None:

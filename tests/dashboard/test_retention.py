@@ -694,6 +694,11 @@ class PruneLoop:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        # Stop after one whole pass that began once the work was done, so what the work left
+        # (runs cancelled last) has been seen by the loop, however long a pass takes.
+        target, deadline = self.passes + 2, time.monotonic() + 60
+        while self.passes < target and self.thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
         self.stop.set()
         self.thread.join(30)
 

@@ -196,9 +196,10 @@ def test_a_postgres_url_may_set_or_turn_off_prepared_statements(
     assert database["OPTIONS"] == {"prepare_threshold": threshold}
 
 
-def test_a_postgres_url_with_a_bad_prepare_threshold_is_refused_with_its_value() -> None:
-    with pytest.raises(ImproperlyConfigured, match="prepare_threshold.*'often'"):
-        database_from_url("postgres://app@db/superstep?prepare_threshold=often")
+@pytest.mark.parametrize("value", ["often", "-1", "²", "1.5"])
+def test_a_postgres_url_with_a_bad_prepare_threshold_is_refused_with_its_value(value: str) -> None:
+    with pytest.raises(ImproperlyConfigured, match=f"prepare_threshold.*'{value}'"):
+        database_from_url(f"postgres://app@db/superstep?prepare_threshold={value}")
 
 
 def test_database_from_url_reads_relative_and_absolute_sqlite_paths() -> None:
