@@ -136,12 +136,13 @@ class AsyncDatabase:
                 raise as_django_error(exc) from exc
 
     async def _connection(self, loop: asyncio.AbstractEventLoop) -> psycopg.AsyncConnection[Any]:
-        with self._lock:
-            stale = self._sweep()
-            entry = self._connections.get(id(loop))
-        _close_entries(stale)
+        entry = self._connections.get(id(loop))  # the common case, once per superstep
         if entry is not None and entry[0]() is loop and not entry[1].closed:
             return entry[1]
+        # A loop new to this object: the time to close what closed loops left behind.
+        with self._lock:
+            stale = self._sweep()
+        _close_entries(stale)
         connection = await self._connect()
         with self._lock:
             entry = self._connections.get(id(loop))

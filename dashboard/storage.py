@@ -76,12 +76,15 @@ class DjangoCheckpointStorage:
         # PostgreSQL saves go through one (see save), opened at the first; SQLite has no
         # asyncio driver here. Storages made only to read never open it.
         self._database: AsyncDatabase | None = None
+        self._postgres: bool | None = None  # the alias's vendor, looked up at the first save
 
     # ------------------------------------------------------------------------------------ save
 
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
         piece = split_checkpoint(checkpoint, cache=self._cache)
-        if connections[self.using].vendor == "postgresql":
+        if self._postgres is None:
+            self._postgres = connections[self.using].vendor == "postgresql"
+        if self._postgres:
             await self._save_async(piece)
         else:
             await sync_to_async(self._save_sync)(piece)
