@@ -60,7 +60,8 @@ def test_storage_totals_by_workflow_status_and_largest_runs(
 
 def test_storage_page_without_checkpoints(client_as: Callable[..., Client]) -> None:
     html = client_as("Viewer").get("/storage/").content.decode()
-    assert "No checkpoints yet" in html and "30-day growth chart" in html
+    assert "No checkpoints yet" in html and "Growth, last 30 days" in html
+    assert "will come" not in html  # the chart is here, not promised
 
 
 def test_storage_growth_chart_shows_bytes_written_per_day_for_thirty_days(
