@@ -204,6 +204,4 @@ class AsyncDatabase:
     def close(self) -> None:
         """Close every connection this object opened (from any thread)."""
         with self._lock:
-            entries = list(self._connections.values())
-            self._connections.clear()
-        _close_entries(entries)
+            _close_all_of(self._connections)

@@ -27,7 +27,14 @@ from django.db.models import Exists, OuterRef
 from .checkpoint_writes import forget_known_blobs
 from .models import Checkpoint, CheckpointBlob, CheckpointBlobUse
 
-__all__ = ["collect_unused_blobs", "release_unused_uses", "release_uses_of_gone_lineages"]
+__all__ = ["collect_unused_blobs", "ref_digests", "release_unused_uses", "release_uses_of_gone_lineages"]
+
+
+def ref_digests(refs: object) -> list[str]:
+    """The digests a stored record's ``blob_refs`` name (malformed entries left out)."""
+    if not isinstance(refs, list):
+        return []
+    return [r[1] for r in refs if isinstance(r, list) and len(r) == 2 and isinstance(r[1], str)]
 
 
 def _require_read_committed(using: str) -> None:
@@ -76,9 +83,7 @@ def _referenced(lineages: list[str], using: str) -> set[tuple[str, str]]:
         .values_list("engine_run_id", "document__blob_refs")
     )
     for lineage, refs in documents.iterator(chunk_size=2000):
-        for entry in refs if isinstance(refs, list) else ():
-            if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str):
-                referenced.add((lineage, entry[1]))
+        referenced.update((lineage, digest) for digest in ref_digests(refs))
     return referenced
 
 

@@ -65,25 +65,15 @@ def forget_known_blobs(digests: list[str]) -> None:
         _known.discard(digest)
 
 
-_UPSERT_FIELDS = [
-    "run",
-    "engine_run_id",
-    "workflow_name",
-    "superstep",
-    "previous_checkpoint_id",
-    "graph_signature_hash",
-    "document",
-    "size_bytes",
-    "pending_request_count",
-    "created_at",
-]
-
-
 _COLUMNS = (
     "checkpoint_id", "run_id", "engine_run_id", "workflow_name", "superstep",
     "previous_checkpoint_id", "graph_signature_hash", "document", "size_bytes",
     "pending_request_count", "created_at", "on_hold",
 )
+# What a re-save of the same id replaces (SQLite's bulk_create names fields, not columns).
+_UPSERT_FIELDS = [
+    "run" if c == "run_id" else c for c in _COLUMNS if c not in ("checkpoint_id", "on_hold")
+]
 
 
 # Up to this many blob uses are sent as literal rows (one statement text per count); more go
@@ -137,13 +127,11 @@ def _upsert_statement(new_blobs: bool, uses: int) -> str:
     return "WITH " + statement
 
 
-def _save_params(
+def _save_statement(
     values: dict[str, Any], record_text: str, digests: list[str], new_blobs: dict[str, str]
-) -> list[Any]:
-    """The parameters of ``_upsert_statement(bool(new_blobs), len(digests))``, in order
-    (``digests``: each once, sorted)."""
-    if not set(new_blobs) <= set(digests):
-        raise ValueError("every new blob must be one the checkpoint refers to")
+) -> tuple[str, list[Any]]:
+    """The save statement and its parameters (``digests``: each once, sorted; ``new_blobs``:
+    those of them to insert, digest to JSON text)."""
     params: list[Any] = []
     if new_blobs:
         params += [
@@ -158,7 +146,7 @@ def _save_params(
     else:
         for digest in digests:
             params += [values["engine_run_id"], digest]
-    return params
+    return _upsert_statement(bool(new_blobs), len(digests)), params
 
 
 def _row_values(piece: SplitCheckpoint, run_id: Any) -> dict[str, Any]:
@@ -188,9 +176,8 @@ def _upsert_postgresql(
     and the JSON goes in as already written instead of being serialized again. (Django's
     foreign keys on PostgreSQL are checked at commit, so a new use may name a blob inserted by
     the same statement.)"""
-    params = _save_params(values, record_text, digests, new_blobs)
     with _binding_cursor(using) as cursor:
-        cursor.execute(_upsert_statement(bool(new_blobs), len(digests)), params)
+        cursor.execute(*_save_statement(values, record_text, digests, new_blobs))
 
 
 async def save_split_async(piece: SplitCheckpoint, database: AsyncDatabase) -> None:
@@ -203,10 +190,8 @@ async def save_split_async(piece: SplitCheckpoint, database: AsyncDatabase) -> N
     """
     digests = sorted(set(piece.refs))
     new_blobs = {d: piece.blobs[d] for d in digests if d not in _known}
-    values = _row_values(piece, None)
     await database.execute(
-        _upsert_statement(bool(new_blobs), len(digests)),
-        _save_params(values, piece.record_text, digests, new_blobs),
+        *_save_statement(_row_values(piece, None), piece.record_text, digests, new_blobs)
     )
     for digest in new_blobs:
         _known.add(digest)

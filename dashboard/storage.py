@@ -34,7 +34,7 @@ from workflows import (
 )
 
 from .async_connection import AsyncDatabase
-from .blob_uses import collect_unused_blobs, release_unused_uses
+from .blob_uses import collect_unused_blobs, ref_digests, release_unused_uses
 from .checkpoint_writes import forget_known_blobs, is_known_blob, save_split, save_split_async
 from .models import Checkpoint, CheckpointBlob
 
@@ -145,8 +145,7 @@ class DjangoCheckpointStorage:
         return self.decode(row)
 
     def decode(self, record: dict[str, Any]) -> WorkflowCheckpoint:
-        refs = record.get("blob_refs") if isinstance(record, dict) else None
-        digests = [r[1] for r in refs if isinstance(r, list) and len(r) == 2] if isinstance(refs, list) else []
+        digests = ref_digests(record.get("blob_refs") if isinstance(record, dict) else None)
         blobs = dict(
             CheckpointBlob.objects.using(self.using)
             .filter(digest__in=digests)
@@ -258,8 +257,7 @@ class DjangoCheckpointStorage:
                 raise CheckpointError(
                     f"checkpoint {checkpoint_id} is kept: an approval request was raised in it"
                 ) from None
-            digests = [r[1] for r in refs or () if isinstance(r, list) and len(r) == 2]
-            released = release_unused_uses([lineage], digests=digests, using=self.using)
+            released = release_unused_uses([lineage], digests=ref_digests(refs), using=self.using)
             if released:
                 collect_unused_blobs(released, limit=len(released), using=self.using)
         return deleted > 0

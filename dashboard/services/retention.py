@@ -12,6 +12,7 @@ event on the run's timeline, and an audit tombstone for a run removed whole.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import fnmatch
@@ -21,6 +22,7 @@ from typing import Any
 
 from django.db import transaction
 
+from ..blob_uses import collect_unused_blobs, release_unused_uses, release_uses_of_gone_lineages
 from ..models import (
     TERMINAL_RUN_STATUSES,
     ApprovalRequest,
@@ -30,7 +32,6 @@ from ..models import (
     RunEvent,
     WorkflowRun,
 )
-from ..blob_uses import collect_unused_blobs, release_unused_uses, release_uses_of_gone_lineages
 from . import audit, authz
 from .common import now, record_events
 from .errors import NotFound
@@ -216,8 +217,7 @@ def _apply(
         report.checkpoints += len(batch)
         report.bytes += sum(size for _, _, size in batch)
         return
-    started = time.perf_counter()
-    with transaction.atomic():
+    with _timed_transaction(report):
         run_ids = sorted({run_id for _, run_id, _ in batch})
         # Lock the runs (in key order, like every other locker) and re-check them: a run
         # resumed, retried or put on hold since the batch was planned is left alone.
@@ -244,7 +244,6 @@ def _apply(
         report.checkpoints += len(sizes)
         report.bytes += sum(sizes.values())
     report.batches += 1
-    report.longest_transaction_seconds = max(report.longest_transaction_seconds, time.perf_counter() - started)
 
 
 def _delete_run(run_id: Any, policy: RetentionPolicy, report: PruneReport, batch_size: int, touched: set[str]) -> None:
@@ -254,25 +253,22 @@ def _delete_run(run_id: Any, policy: RetentionPolicy, report: PruneReport, batch
         return
     total = Checkpoint.objects.filter(run_id=run_id).count()
     size = sum(Checkpoint.objects.filter(run_id=run_id).values_list("size_bytes", flat=True))
+    # Its lineages' blob uses are reviewed after the pass (a superset is safe if it stops).
+    touched.update(Checkpoint.objects.filter(run_id=run_id).values_list("engine_run_id", flat=True).distinct())
     for model, field in ((RunEvent, "run_id"), (Checkpoint, "run_id")):
         while True:
-            started = time.perf_counter()
-            with transaction.atomic():
+            with _timed_transaction(report):
                 if not WorkflowRun.objects.select_for_update().filter(pk=run_id, status=policy.status, on_hold=False).exists():
                     return  # resumed or held meanwhile: stop here, what is left stays valid
                 keys = list(model.objects.filter(**{field: run_id}).exclude(
                     **({"approval_requests__isnull": False} if model is Checkpoint else {})
                 ).exclude(**({"pk": run.latest_checkpoint_id} if model is Checkpoint and run.latest_checkpoint_id else {})
                 ).values_list("pk", flat=True)[:batch_size])
-                if model is Checkpoint:
-                    touched.update(Checkpoint.objects.filter(pk__in=keys).values_list("engine_run_id", flat=True))
                 model.objects.filter(pk__in=keys).delete()
-            report.longest_transaction_seconds = max(report.longest_transaction_seconds, time.perf_counter() - started)
             report.batches += 1
             if len(keys) < batch_size:
                 break
-    started = time.perf_counter()
-    with transaction.atomic():
+    with _timed_transaction(report):
         locked = WorkflowRun.objects.select_for_update().filter(pk=run_id, status=policy.status, on_hold=False).first()
         if locked is None:
             return
@@ -280,9 +276,7 @@ def _delete_run(run_id: Any, policy: RetentionPolicy, report: PruneReport, batch
                      details={"policy": policy.name, "status": locked.status, "checkpoints": total, "bytes": size,
                               "created_at": locked.created_at.isoformat(),
                               "finished_at": locked.finished_at.isoformat() if locked.finished_at else None})
-        touched.update(Checkpoint.objects.filter(run_id=run_id).values_list("engine_run_id", flat=True))
         locked.delete()
-    report.longest_transaction_seconds = max(report.longest_transaction_seconds, time.perf_counter() - started)
     report.runs += 1
     report.checkpoints += total
     report.bytes += size
@@ -295,23 +289,27 @@ LINEAGES_PER_TRANSACTION = 20
 def _collect_orphan_blobs(touched: set[str], batch_size: int, report: PruneReport) -> None:
     """Uses the touched lineages no longer need, uses of lineages deleted whole (here or by
     hand), then blobs no lineage uses; each step in short, timed transactions."""
-
-    def timed(step: Any) -> Any:
-        started = time.perf_counter()
-        with transaction.atomic():
-            result = step()
-        report.longest_transaction_seconds = max(
-            report.longest_transaction_seconds, time.perf_counter() - started
-        )
-        return result
-
     lineages = sorted(touched)
     for start in range(0, len(lineages), LINEAGES_PER_TRANSACTION):
-        chunk = lineages[start : start + LINEAGES_PER_TRANSACTION]
-        timed(lambda chunk=chunk: release_unused_uses(chunk))
+        with _timed_transaction(report):
+            release_unused_uses(lineages[start : start + LINEAGES_PER_TRANSACTION])
     for sweep in (release_uses_of_gone_lineages, collect_unused_blobs):
         after = None
         while True:
-            looked_at, after = timed(lambda sweep=sweep, after=after: sweep(limit=batch_size, after=after))
+            with _timed_transaction(report):
+                looked_at, after = sweep(limit=batch_size, after=after)
             if looked_at < batch_size:
                 break
+
+
+@contextlib.contextmanager
+def _timed_transaction(report: PruneReport) -> Iterator[None]:
+    """One retention transaction; the report keeps the longest (each must stay short)."""
+    started = time.perf_counter()
+    try:
+        with transaction.atomic():
+            yield
+    finally:
+        report.longest_transaction_seconds = max(
+            report.longest_transaction_seconds, time.perf_counter() - started
+        )
