@@ -1,8 +1,9 @@
 """Retention benchmark on PostgreSQL: prune a million checkpoints in short transactions.
 
-Creates its own database on the server named by ``DATABASE_URL`` (default
-``postgres://postgres@127.0.0.1:5432/superstep_prune_bench``; the database itself is dropped
-first if it exists, and again at the end unless ``--keep-database``), migrates it, and seeds
+Creates a database of its own, under a fresh name, on the server ``DATABASE_URL`` points at
+(default ``postgres://postgres@127.0.0.1:5432/postgres``; the database named there is only
+used to connect, never touched, so a ``DATABASE_URL`` exported for the dashboard is safe). It
+drops its database at the end unless ``--keep-database``, migrates it, and seeds
 in SQL (``INSERT ... SELECT generate_series``, seconds rather than an ORM hour):
 
 * ``--runs`` completed runs (default 10,000) × ``--per-run`` checkpoints (default 100), small
@@ -51,7 +52,7 @@ from psycopg import sql
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/superstep_prune_bench"
+DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432/postgres"
 TARGET_LONGEST_TRANSACTION_SECONDS = 1.0
 
 
@@ -66,17 +67,20 @@ def _maintenance_url(url: str) -> str:
     return urlsplit(url)._replace(path="/postgres").geturl()
 
 
-def recreate_database(url: str) -> None:
-    name = urlsplit(url).path.lstrip("/")
-    with psycopg.connect(_maintenance_url(url), autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+def create_database(server_url: str) -> str:
+    """A new, empty database on ``server_url``'s server; returns its URL."""
+    name = f"superstep_prune_bench_{os.getpid()}_{secrets.token_hex(3)}"
+    with psycopg.connect(_maintenance_url(server_url), autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    return urlsplit(server_url)._replace(path=f"/{name}").geturl()
 
 
 def drop_database(url: str) -> None:
     name = urlsplit(url).path.lstrip("/")
     with psycopg.connect(_maintenance_url(url), autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
 
 
 def setup_django(url: str) -> None:
@@ -177,7 +181,14 @@ def counts(url: str) -> dict[str, int]:
             " (SELECT count(*) FROM dashboard_runevent WHERE type = 'checkpoints_pruned')"
         ).fetchone()
     assert row is not None
-    keys = ("checkpoints", "blob_uses", "blobs", "approval_checkpoints", "latest_checkpoints", "pruned_events")
+    keys = (
+        "checkpoints",
+        "blob_uses",
+        "blobs",
+        "approval_checkpoints",
+        "latest_checkpoints",
+        "pruned_events",
+    )
     return dict(zip(keys, (int(v) for v in row), strict=True))
 
 
@@ -243,24 +254,34 @@ def main() -> int:
     parser.add_argument("--per-run", type=int, default=100)
     parser.add_argument("--keep-last", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=1000)
-    parser.add_argument("--tracemalloc", action="store_true",
-                        help="trace Python allocations (several times slower: times are then not gated)")
+    parser.add_argument(
+        "--tracemalloc",
+        action="store_true",
+        help="trace Python allocations (several times slower: times are then not gated)",
+    )
     parser.add_argument("--keep-database", action="store_true")
     parser.add_argument("--no-fail", action="store_true")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.per_run < 20:
-        parser.error("--per-run must be at least 20 (each run's approval is in its 20th checkpoint)")
+        parser.error(
+            "--per-run must be at least 20 (each run's approval is in its 20th checkpoint)"
+        )
 
-    url = os.environ.get("DATABASE_URL") or DEFAULT_URL
-    recreate_database(url)
+    server = os.environ.get("DATABASE_URL") or DEFAULT_SERVER
+    if not server.startswith(("postgres://", "postgresql://")):
+        parser.error("DATABASE_URL must name a PostgreSQL server (postgres://...)")
+    url = create_database(server)
     try:
         return measure(url, args)
     finally:
         if not args.keep_database:
-            from django.db import connections
+            from django.conf import settings
 
-            connections.close_all()
+            if settings.configured:
+                from django.db import connections
+
+                connections.close_all()
             drop_database(url)
 
 
@@ -302,8 +323,12 @@ def measure(url: str, args: argparse.Namespace) -> int:
         "runs": args.runs,
         "checkpoints_seeded": before["checkpoints"],
         "seed_seconds": round(seed_seconds, 1),
-        "preview": {"seconds": round(preview_seconds, 1), "runs": preview.runs,
-                    "checkpoints": preview.checkpoints, "megabytes": round(preview.megabytes, 1)},
+        "preview": {
+            "seconds": round(preview_seconds, 1),
+            "runs": preview.runs,
+            "checkpoints": preview.checkpoints,
+            "megabytes": round(preview.megabytes, 1),
+        },
         "prune": {
             "seconds": round(prune_seconds, 1),
             "checkpoints_deleted": report.checkpoints,
@@ -317,7 +342,9 @@ def measure(url: str, args: argparse.Namespace) -> int:
         },
         "concurrent_writer": {
             "commits": len(writer.latencies),
-            "p50_ms": round(statistics.median(writer.latencies) * 1000, 1) if writer.latencies else None,
+            "p50_ms": round(statistics.median(writer.latencies) * 1000, 1)
+            if writer.latencies
+            else None,
             "max_ms": round(max(writer.latencies) * 1000, 1) if writer.latencies else None,
         },
         "after": after,
@@ -330,7 +357,8 @@ def measure(url: str, args: argparse.Namespace) -> int:
         == (report.runs, report.checkpoints, report.bytes),
         "deleted = seeded - kept": report.checkpoints == before["checkpoints"] - expected_kept
         and after["checkpoints"] - results["concurrent_writer"]["commits"] == expected_kept,
-        "approval and latest checkpoints kept": after["approval_checkpoints"] == before["approval_checkpoints"]
+        "approval and latest checkpoints kept": after["approval_checkpoints"]
+        == before["approval_checkpoints"]
         and after["latest_checkpoints"] == args.runs,
         "orphan blobs removed, shared kept": after["blobs"] == 1,
     }
