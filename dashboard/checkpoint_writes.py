@@ -65,15 +65,16 @@ def forget_known_blobs(digests: list[str]) -> None:
         _known.discard(digest)
 
 
+# The columns a save sends (``on_hold`` starts false); a re-save of the same id replaces all
+# of them but the id.
 _COLUMNS = (
     "checkpoint_id", "run_id", "engine_run_id", "workflow_name", "superstep",
     "previous_checkpoint_id", "graph_signature_hash", "document", "size_bytes",
-    "pending_request_count", "created_at", "on_hold",
+    "pending_request_count", "created_at",
 )
-# What a re-save of the same id replaces (SQLite's bulk_create names fields, not columns).
-_UPSERT_FIELDS = [
-    "run" if c == "run_id" else c for c in _COLUMNS if c not in ("checkpoint_id", "on_hold")
-]
+_REPLACED = _COLUMNS[1:]
+# SQLite's bulk_create names fields, not columns.
+_UPSERT_FIELDS = ["run" if c == "run_id" else c for c in _REPLACED]
 
 
 # Up to this many blob uses are sent as literal rows (one statement text per count); more go
@@ -86,12 +87,10 @@ def _upsert_statement(new_blobs: bool, uses: int) -> str:
     """The save statement for one shape of checkpoint (built once per shape; the common one, a
     run's unchanged state, refers to a few blobs its lineage already uses and inserts none)."""
     table = Checkpoint._meta.db_table
-    updates = ", ".join(
-        f"{c} = EXCLUDED.{c}" for c in _COLUMNS if c not in ("checkpoint_id", "on_hold")
-    )
+    updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in _REPLACED)
+    placeholders = ", ".join("%s::jsonb" if c == "document" else "%s" for c in _COLUMNS)
     row = (
-        f"INSERT INTO {table} ({', '.join(_COLUMNS)}) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, false) "
+        f"INSERT INTO {table} ({', '.join(_COLUMNS)}, on_hold) VALUES ({placeholders}, false) "
         f"ON CONFLICT (checkpoint_id) DO UPDATE SET {updates}"
     )
     if not uses:
@@ -138,9 +137,7 @@ def _save_statement(
             values["created_at"], list(new_blobs), list(new_blobs.values()),
             [len(text) for text in new_blobs.values()],
         ]
-    params += [values[c] for c in _COLUMNS[:7]]
-    params += [record_text]
-    params += [values[c] for c in _COLUMNS[8:11]]
+    params += [record_text if c == "document" else values[c] for c in _COLUMNS]
     if len(digests) > _USE_ROWS:
         params += [values["engine_run_id"], ",".join(digests)]
     else:

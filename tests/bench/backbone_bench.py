@@ -47,7 +47,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import psycopg
-from psycopg import sql
+from scratch_database import create_database, drop_database
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -63,23 +63,6 @@ def _progress(text: str) -> None:
 
 
 # ------------------------------------------------------------------------------ the database
-
-
-def create_database(server_url: str) -> str:
-    parts = urlsplit(server_url)
-    name = f"superstep_bench_{os.getpid()}_{secrets.token_hex(3)}"
-    with psycopg.connect(parts._replace(path="/postgres").geturl(), autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    return parts._replace(path=f"/{name}").geturl()
-
-
-def drop_database(url: str) -> None:
-    parts = urlsplit(url)
-    name = parts.path.lstrip("/")
-    with psycopg.connect(parts._replace(path="/postgres").geturl(), autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
 
 
 def production_env(database_url: str, redis_url: str) -> dict[str, str]:
@@ -107,7 +90,9 @@ async def _loop_on_storage(storage: Any, items: list[dict[str, Any]], supersteps
     import engine_bench
 
     executor = engine_bench.SuperstepLoop(items, supersteps, False)
-    workflow = engine_bench.loop_workflow(engine_bench.superstep_engine(), executor, supersteps, storage)
+    workflow = engine_bench.loop_workflow(
+        engine_bench.superstep_engine(), executor, supersteps, storage
+    )
     started = time.perf_counter()
     await workflow.run(1)
     seconds = time.perf_counter() - started
@@ -293,7 +278,7 @@ def bench_throughput(runs: int) -> dict[str, Any]:
     from dashboard import services
     from dashboard.models import RunStatus, WorkflowRun
 
-    start = lambda: str(services.run_start(workflow_name="refund", input={"work_ms": 0}).pk)  # noqa: E731
+    start = lambda: str(services.run_start(workflow_name="refund", input={"work_ms": 0}).pk)
     _wait_runs([start(), start()], 120)  # both workers connected and warm
     started = time.perf_counter()
     ids = [start() for _ in range(runs)]
@@ -476,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
             "set DATABASE_URL=postgres://... (the server to use) and REDIS_URL=redis://..."
         )
 
-    database_url = create_database(server)
+    database_url = create_database(server, "superstep_bench")
     env = production_env(database_url, redis_url)
     os.environ.update(env)
     processes = Processes(env, Path(tempfile.mkdtemp(prefix="superstep-bench-")))

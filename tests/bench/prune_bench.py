@@ -47,7 +47,7 @@ from typing import Any, Self
 from urllib.parse import urlsplit
 
 import psycopg
-from psycopg import sql
+from scratch_database import create_database, drop_database
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -61,26 +61,6 @@ def _progress(text: str) -> None:
 
 
 # ------------------------------------------------------------------------------ the database
-
-
-def _maintenance_url(url: str) -> str:
-    return urlsplit(url)._replace(path="/postgres").geturl()
-
-
-def create_database(server_url: str) -> str:
-    """A new, empty database on ``server_url``'s server; returns its URL."""
-    name = f"superstep_prune_bench_{os.getpid()}_{secrets.token_hex(3)}"
-    with psycopg.connect(_maintenance_url(server_url), autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    return urlsplit(server_url)._replace(path=f"/{name}").geturl()
-
-
-def drop_database(url: str) -> None:
-    name = urlsplit(url).path.lstrip("/")
-    with psycopg.connect(_maintenance_url(url), autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
 
 
 def setup_django(url: str) -> None:
@@ -271,7 +251,7 @@ def main() -> int:
     server = os.environ.get("DATABASE_URL") or DEFAULT_SERVER
     if not server.startswith(("postgres://", "postgresql://")):
         parser.error("DATABASE_URL must name a PostgreSQL server (postgres://...)")
-    url = create_database(server)
+    url = create_database(server, "superstep_prune_bench")
     try:
         return measure(url, args)
     finally:
