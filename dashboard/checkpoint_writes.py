@@ -177,9 +177,10 @@ def _upsert_postgresql(
         cursor.execute(*_save_statement(values, record_text, digests, new_blobs))
 
 
-async def save_split_async(piece: SplitCheckpoint, database: AsyncDatabase) -> None:
+async def save_split_async(piece: SplitCheckpoint, database: AsyncDatabase) -> int:
     """``save_split`` for code on an event loop, PostgreSQL only: the same statement, sent on
-    ``database``'s connection for this loop and committed by itself (no thread hop).
+    ``database``'s connection for this loop and committed by itself (no thread hop). Returns
+    the bytes of JSON it sent (the record and the blobs not known to be stored).
 
     Raises:
         django.db.IntegrityError: a blob this process remembered storing is gone (retention
@@ -192,6 +193,7 @@ async def save_split_async(piece: SplitCheckpoint, database: AsyncDatabase) -> N
     )
     for digest in new_blobs:
         _known.add(digest)
+    return len(piece.record_text) + sum(len(text) for text in new_blobs.values())
 
 
 def _binding_cursor(using: str) -> Any:

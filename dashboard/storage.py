@@ -90,35 +90,33 @@ class DjangoCheckpointStorage:
             await sync_to_async(self._save_sync)(piece)
         return checkpoint.checkpoint_id
 
-    def _written(self, piece: SplitCheckpoint) -> int:
-        return len(piece.record_text) + sum(
-            len(piece.blobs[d]) for d in dict.fromkeys(piece.refs) if not is_known_blob(d)
-        )
-
     async def _save_async(self, piece: SplitCheckpoint) -> None:
         # On the caller's loop: one autocommitted statement, no hop to a thread and back.
-        written = self._written(piece)
         if self._database is None:
             self._database = AsyncDatabase(self.using)
         try:
-            await save_split_async(piece, self._database)
+            self.bytes_written += await save_split_async(piece, self._database)
         except IntegrityError:
             # A blob this process believed stored was deleted by retention meanwhile.
             forget_known_blobs(piece.refs)
-            await save_split_async(piece, self._database)
-        self.bytes_written += written
+            self.bytes_written += await save_split_async(piece, self._database)
 
     def _save_sync(self, piece: SplitCheckpoint) -> None:
-        written = self._written(piece)
         try:
-            with transaction.atomic(using=self.using):
-                save_split(piece, using=self.using)
+            self.bytes_written += self._save_once(piece)
         except IntegrityError:
             # A blob this process believed stored was deleted by retention meanwhile.
             forget_known_blobs(piece.refs)
-            with transaction.atomic(using=self.using):
-                save_split(piece, using=self.using)
-        self.bytes_written += written
+            self.bytes_written += self._save_once(piece)
+
+    def _save_once(self, piece: SplitCheckpoint) -> int:
+        """One transaction; the bytes of JSON it sent, counted as ``save_split_async`` does."""
+        sent = len(piece.record_text) + sum(
+            len(piece.blobs[d]) for d in dict.fromkeys(piece.refs) if not is_known_blob(d)
+        )
+        with transaction.atomic(using=self.using):
+            save_split(piece, using=self.using)
+        return sent
 
     def close(self) -> None:
         """Close the connections saves opened on event loops (they also close once their loop

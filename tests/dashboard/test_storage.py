@@ -195,10 +195,13 @@ async def test_storage_saves_again_a_blob_another_process_deleted(
 
     await sync_to_async(prune_elsewhere)()
 
+    sent_before = storage.bytes_written
     await storage.save(second)
 
     assert (await storage.load(second.checkpoint_id)).state == BIG
     assert await sync_to_async(count)(CheckpointBlob, alias) == 1
+    # What it sent again is counted as sent.
+    assert storage.bytes_written - sent_before > len(str(BIG))
 
 
 async def test_storage_refuses_to_delete_a_checkpoint_an_approval_was_raised_in(
