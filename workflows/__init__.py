@@ -5,30 +5,53 @@ Pure Python and asyncio; nothing here imports Django.
 """
 
 from .builder import WorkflowBuilder
-from .checkpoint import WorkflowCheckpoint, WorkflowMessage, resolve_type_name
+from .checkpoint import CheckpointID, WorkflowCheckpoint, WorkflowMessage, resolve_type_name
 from .codec import decode, dumps, encode, loads
 from .context import WorkflowContext
-from .edges import Case, Default
-from .events import ErrorDetails, RequestInfoEvent, WorkflowEvent, WorkflowRunState
+from .edges import (
+    Case,
+    Default,
+    Edge,
+    FanInEdgeGroup,
+    FanOutEdgeGroup,
+    SingleEdgeGroup,
+    SwitchCaseEdgeGroup,
+)
+from .events import (
+    ErrorDetails,
+    RequestInfoEvent,
+    WorkflowErrorDetails,
+    WorkflowEvent,
+    WorkflowEventSource,
+    WorkflowRunState,
+)
 from .exceptions import (
     CheckpointDecodeError,
     CheckpointEncodeError,
     CheckpointError,
     CheckpointNotFoundError,
+    CheckpointTypeError,
     ConcurrentRunError,
+    EdgeDuplicationError,
+    ExecutorDuplicationError,
+    GraphConnectivityError,
     GraphMismatchError,
+    OutputDesignationError,
     RequestAlreadyAnsweredError,
     RequestError,
     ResponseTypeError,
     RunArgumentsError,
+    TypeCompatibilityError,
     UnknownRequestError,
+    ValidationTypeEnum,
+    WorkflowCheckpointException,
     WorkflowConvergenceError,
     WorkflowError,
     WorkflowRunError,
     WorkflowValidationError,
 )
 from .executor import Executor, FunctionExecutor, executor, handler, response_handler
-from .registry import TypeRegistry, register_type
+from .registry import TypeRegistry, register_checkpoint_type, register_type
 from .result import WorkflowRunResult, WorkflowRunStream
 from .retention import PruneReport, prune
 from .storage import (
@@ -44,6 +67,8 @@ from .storage.document import (
     split_checkpoint,
     summarize_record,
 )
+from .subworkflow import SubWorkflowRequestMessage, SubWorkflowResponseMessage, WorkflowExecutor
+from .viz import WorkflowViz
 from .workflow import Workflow
 
 __all__ = [
@@ -51,17 +76,26 @@ __all__ = [
     "CheckpointDecodeError",
     "CheckpointEncodeError",
     "CheckpointError",
+    "CheckpointID",
     "CheckpointNotFoundError",
     "CheckpointStorage",
     "CheckpointSummary",
+    "CheckpointTypeError",
     "ConcurrentRunError",
     "Default",
+    "Edge",
+    "EdgeDuplicationError",
     "ErrorDetails",
     "Executor",
+    "ExecutorDuplicationError",
+    "FanInEdgeGroup",
+    "FanOutEdgeGroup",
     "FileCheckpointStorage",
     "FunctionExecutor",
+    "GraphConnectivityError",
     "GraphMismatchError",
     "InMemoryCheckpointStorage",
+    "OutputDesignationError",
     "PartCache",
     "PruneReport",
     "RequestAlreadyAnsweredError",
@@ -69,22 +103,33 @@ __all__ = [
     "RequestInfoEvent",
     "ResponseTypeError",
     "RunArgumentsError",
+    "SingleEdgeGroup",
     "SplitCheckpoint",
+    "SubWorkflowRequestMessage",
+    "SubWorkflowResponseMessage",
+    "SwitchCaseEdgeGroup",
+    "TypeCompatibilityError",
     "TypeRegistry",
     "UnknownRequestError",
+    "ValidationTypeEnum",
     "Workflow",
     "WorkflowBuilder",
     "WorkflowCheckpoint",
+    "WorkflowCheckpointException",
     "WorkflowContext",
     "WorkflowConvergenceError",
     "WorkflowError",
+    "WorkflowErrorDetails",
     "WorkflowEvent",
+    "WorkflowEventSource",
+    "WorkflowExecutor",
     "WorkflowMessage",
     "WorkflowRunError",
     "WorkflowRunResult",
     "WorkflowRunState",
     "WorkflowRunStream",
     "WorkflowValidationError",
+    "WorkflowViz",
     "decode",
     "dumps",
     "encode",
@@ -93,6 +138,7 @@ __all__ = [
     "join_checkpoint",
     "loads",
     "prune",
+    "register_checkpoint_type",
     "register_type",
     "resolve_type_name",
     "response_handler",

@@ -3,24 +3,31 @@
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import threading
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import codec
 from .events import RequestInfoEvent, describe_type
 from .exceptions import CheckpointDecodeError
-from .registry import TypeRegistry, default_registry
+from .registry import TypeRegistry, default_registry, resolve_type_name
 
-__all__ = ["CHECKPOINT_FORMAT_VERSION", "WorkflowCheckpoint", "WorkflowMessage", "resolve_type_name"]
+__all__ = [
+    "CHECKPOINT_FORMAT_VERSION",
+    "CheckpointID",
+    "MessageType",
+    "WorkflowCheckpoint",
+    "WorkflowMessage",
+    "resolve_type_name",
+]
 
 CHECKPOINT_FORMAT_VERSION = "1"
 
-_BUILTIN_TYPES: dict[str, type] = {
-    t.__qualname__: t
-    for t in (str, int, float, bool, bytes, dict, list, tuple, set, frozenset, type(None))
-}
+# MAF's name for a checkpoint id, for annotations.
+type CheckpointID = str
 _clock_lock = threading.Lock()
 _last_timestamp = dt.datetime.min.replace(tzinfo=dt.UTC)
 
@@ -37,12 +44,11 @@ def now_timestamp() -> str:
     return now.isoformat()
 
 
-def resolve_type_name(name: str | None, registry: TypeRegistry = default_registry) -> Any:
-    """The type a checkpoint names (``describe_type``'s inverse): a builtin or a registered
-    class; None when it is neither."""
-    if name is None:
-        return None
-    return _BUILTIN_TYPES.get(name) or registry.resolve(name)
+class MessageType(str, enum.Enum):
+    """A message's kind under MAF's name (``WorkflowMessage.type``); equal to its text."""
+
+    STANDARD = "standard"
+    RESPONSE = "response"
 
 
 @dataclass(slots=True)
@@ -51,7 +57,8 @@ class WorkflowMessage:
 
     ``kind`` is ``standard`` for ``send_message`` traffic (and the run's input, whose source is
     ``internal:<start executor>``) and ``response`` for an answer to a request, which carries the
-    request it answers.
+    request it answers. MAF spells these ``type`` (a ``MessageType``) and
+    ``original_request_info_event``; both names work here.
     """
 
     data: Any
@@ -59,6 +66,50 @@ class WorkflowMessage:
     target_id: str | None = None
     kind: str = "standard"
     request: RequestInfoEvent | None = None
+
+    @property
+    def type(self) -> MessageType:
+        return MessageType(self.kind)
+
+    @property
+    def original_request_info_event(self) -> RequestInfoEvent | None:
+        return self.request
+
+    def to_dict(self, *, registry: TypeRegistry = default_registry) -> dict[str, Any]:
+        """JSON-safe form with MAF's keys (``data`` and the request through the codec)."""
+        return {
+            "data": codec.encode(self.data, registry=registry, where=f"message from {self.source_id!r}"),
+            "source_id": self.source_id,
+            "target_id": self.target_id,
+            "type": self.kind,
+            "original_request_info_event": (
+                _request_to_dict(self.request, registry) if self.request is not None else None
+            ),
+        }
+
+    @classmethod
+    def from_dict(
+        cls, data: dict[str, Any], *, registry: TypeRegistry = default_registry
+    ) -> WorkflowMessage:
+        """Rebuild a message from ``to_dict()`` output (or a checkpoint document's message).
+
+        Raises:
+            CheckpointDecodeError: a key is missing or a value cannot be restored.
+        """
+        try:
+            return _message_from_dict(data, registry)
+        except CheckpointDecodeError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise CheckpointDecodeError(f"malformed message: {exc!r}") from exc
+
+
+def group_by_source(messages: Iterable[WorkflowMessage]) -> dict[str, list[WorkflowMessage]]:
+    """Messages keyed by source executor id (MAF's shape), each source's in send order."""
+    grouped: dict[str, list[WorkflowMessage]] = {}
+    for message in messages:
+        grouped.setdefault(message.source_id, []).append(message)
+    return grouped
 
 
 @dataclass
@@ -73,7 +124,9 @@ class WorkflowCheckpoint:
         previous_checkpoint_id: the checkpoint this one follows.
         timestamp: timezone-aware ISO 8601.
         iteration_count: supersteps completed in this lineage.
-        messages: messages to deliver in the next superstep.
+        messages: messages to deliver in the next superstep, keyed by source executor id (the
+            run's input and answers to requests come from ``internal:<executor id>``). Given a
+            flat list, the constructor groups it. ``message_list()`` flattens it back.
         state: committed shared state.
         executor_states: what each executor's ``on_checkpoint_save()`` returned.
         edge_states: fan-in buffers, by edge group, by source.
@@ -91,7 +144,7 @@ class WorkflowCheckpoint:
     previous_checkpoint_id: str | None = None
     timestamp: str = field(default_factory=now_timestamp)
     iteration_count: int = 0
-    messages: list[WorkflowMessage] = field(default_factory=list)
+    messages: dict[str, list[WorkflowMessage]] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)
     executor_states: dict[str, dict[str, Any]] = field(default_factory=dict)
     edge_states: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
@@ -100,6 +153,16 @@ class WorkflowCheckpoint:
     graph_signature: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     version: str = CHECKPOINT_FORMAT_VERSION
+
+    def __post_init__(self) -> None:
+        # Code written before messages were keyed by source still passes a list.
+        messages: Any = self.messages
+        if isinstance(messages, list):
+            self.messages = group_by_source(messages)
+
+    def message_list(self) -> list[WorkflowMessage]:
+        """Every message, source by source, in the order they were sent."""
+        return [message for queue in self.messages.values() for message in queue]
 
     # ------------------------------------------------------------------------------- encoding
 
@@ -124,7 +187,9 @@ class WorkflowCheckpoint:
             "iteration_count": self.iteration_count,
             "graph_signature_hash": self.graph_signature_hash,
             "graph_signature": self.graph_signature,
-            "messages": [_message_to_dict(m, registry) for m in self.messages],
+            # A flat list in the document (each message names its source), as it always was:
+            # stored documents and the dashboard's JSON views read it that way.
+            "messages": [_message_to_dict(m, registry) for m in self.message_list()],
             "state": {k: enc(v, f"shared state key {k!r}") for k, v in self.state.items()},
             "executor_states": {
                 eid: {k: enc(v, f"executor {eid!r} state key {k!r}") for k, v in st.items()}
@@ -165,7 +230,9 @@ class WorkflowCheckpoint:
                 previous_checkpoint_id=data.get("previous_checkpoint_id"),
                 timestamp=_str(data, "timestamp"),
                 iteration_count=data["iteration_count"],
-                messages=[_message_from_dict(m, registry) for m in data.get("messages", [])],
+                messages=group_by_source(
+                    _message_from_dict(m, registry) for m in _document_messages(data)
+                ),
                 state=codec.decode(data.get("state", {}), registry=registry),
                 executor_states=codec.decode(data.get("executor_states", {}), registry=registry),
                 edge_states=codec.decode(data.get("edge_states", {}), registry=registry),
@@ -188,8 +255,17 @@ class WorkflowCheckpoint:
         return list(self.pending_request_info_events)
 
 
-_SHAPES: dict[str, type] = {
-    "messages": list,
+def _document_messages(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """A document's messages as a flat list: our documents hold a list; one keyed by source
+    (MAF's field shape) is accepted too."""
+    messages = data.get("messages", [])
+    if isinstance(messages, dict):
+        return [m for queue in messages.values() for m in queue]
+    return list(messages)
+
+
+_SHAPES: dict[str, type | tuple[type, ...]] = {
+    "messages": (list, dict),
     "state": dict,
     "executor_states": dict,
     "edge_states": dict,
@@ -206,10 +282,14 @@ def _check_shapes(data: dict[str, Any]) -> None:
         raise CheckpointDecodeError("checkpoint field 'iteration_count' must be a non-negative integer")
     for key, kind in _SHAPES.items():
         if key in data and not isinstance(data[key], kind):
-            raise CheckpointDecodeError(f"checkpoint field {key!r} must be a JSON {kind.__name__}")
+            names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise CheckpointDecodeError(f"checkpoint field {key!r} must be a JSON {names}")
     if not all(isinstance(v, dict) for v in data.get("executor_states", {}).values()):
         raise CheckpointDecodeError("every executor state must be a JSON object")
-    if not all(isinstance(m, dict) for m in data.get("messages", [])):
+    messages = data.get("messages", [])
+    if isinstance(messages, dict) and not all(isinstance(q, list) for q in messages.values()):
+        raise CheckpointDecodeError("messages keyed by source must be JSON lists")
+    if not all(isinstance(m, dict) for m in _document_messages(data)):
         raise CheckpointDecodeError("every message must be a JSON object")
     if not all(isinstance(e, dict) for e in data.get("pending_request_info_events", {}).values()):
         raise CheckpointDecodeError("every pending request must be a JSON object")
@@ -269,11 +349,13 @@ def _message_to_dict(message: WorkflowMessage, registry: TypeRegistry) -> dict[s
 
 
 def _message_from_dict(data: dict[str, Any], registry: TypeRegistry) -> WorkflowMessage:
-    request = data.get("request")
+    """A message from our document keys or ``WorkflowMessage.to_dict()``'s (MAF's) keys."""
+    request = data.get("request", data.get("original_request_info_event"))
+    kind = data.get("kind", data.get("type", "standard"))
     return WorkflowMessage(
         data=codec.decode(data["data"], registry=registry),
-        source_id=data["source"],
-        target_id=data.get("target"),
-        kind=data.get("kind", "standard"),
+        source_id=data["source"] if "source" in data else data["source_id"],
+        target_id=data.get("target", data.get("target_id")),
+        kind=MessageType(kind).value,
         request=_request_from_dict(request, registry) if request else None,
     )

@@ -28,9 +28,18 @@ from itertools import chain
 from typing import Any
 
 from .exceptions import CheckpointDecodeError, CheckpointEncodeError
-from .registry import TypeRegistry, default_registry, is_pydantic_model
+from .registry import AllowedTypes, TypeRegistry, default_registry, is_pydantic_model
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_DEPTH", "decode", "dumps", "encode", "loads"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_DEPTH",
+    "decode",
+    "decode_checkpoint_value",
+    "dumps",
+    "encode",
+    "encode_checkpoint_value",
+    "loads",
+]
 
 TAG = "$t"
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -309,9 +318,8 @@ def _decode_named(tag: str, data: dict[str, Any], registry: TypeRegistry, depth:
     name = data["name"]
     cls = registry.resolve(name) if isinstance(name, str) else None
     if cls is None:
-        raise CheckpointDecodeError(
-            f"checkpoint names type {name!r}, which is not registered in this process"
-        )
+        reason = registry.why_unknown(name) if isinstance(name, str) else "which is not a name"
+        raise CheckpointDecodeError(f"checkpoint names type {name!r}, {reason}")
     value = data["v"]
     if tag == "enum":
         if not (isinstance(cls, type) and issubclass(cls, enum.Enum)) or not isinstance(value, str):
@@ -381,6 +389,41 @@ _TAG_SHAPES: dict[str, set[str]] = {
     "enum": {TAG, "name", "v"},
     "model": {TAG, "name", "v"},
 }
+
+
+# ------------------------------------------------------------------- MAF's names for the codec
+
+
+def encode_checkpoint_value(value: Any, *, registry: TypeRegistry = default_registry) -> Any:
+    """``encode`` under the name Microsoft Agent Framework's custom storages call.
+
+    The result is JSON-safe typed data (MAF's is JSON with pickled envelopes); pass it to
+    ``decode_checkpoint_value`` to get the value back.
+
+    Raises:
+        CheckpointEncodeError: a value of a type the codec cannot restore.
+    """
+    return encode(value, registry=registry)
+
+
+def decode_checkpoint_value(
+    value: Any,
+    *,
+    allowed_types: AllowedTypes | None = None,
+    registry: TypeRegistry = default_registry,
+) -> Any:
+    """``decode`` under MAF's name; ``allowed_types`` joins ``registry`` first.
+
+    ``allowed_types`` takes MAF's ``"module:qualname"`` names (or classes). Unlike MAF, leaving
+    it out does not lift any restriction: only registered types are ever rebuilt.
+
+    Raises:
+        CheckpointTypeError: an allowed type the codec cannot rebuild.
+        CheckpointDecodeError: as ``decode``, including a type that is neither registered nor
+            allowed.
+    """
+    registry.allow(allowed_types)
+    return decode(value, registry=registry)
 
 
 # ------------------------------------------------------------------------------------ JSON text

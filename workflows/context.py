@@ -3,19 +3,22 @@ and ask a human for input."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import TYPE_CHECKING, Any, Generic, Never
 
 from typing_extensions import TypeVar
 
-from .events import RESERVED_EVENT_TYPES, WorkflowEvent
+from .events import RESERVED_EVENT_TYPES, WorkflowEvent, WorkflowEventSource
 from .exceptions import WorkflowRunError
 from .typecheck import is_instance_of
 
 if TYPE_CHECKING:
     from .runtime import SuperstepScope
 
-__all__ = ["WorkflowContext"]
+__all__ = ["SharedState", "WorkflowContext"]
+
+logger = logging.getLogger("workflows")
 
 OutT = TypeVar("OutT", default=Never)
 WorkflowOutT = TypeVar("WorkflowOutT", default=Never)
@@ -40,6 +43,8 @@ class WorkflowContext(Generic[OutT, WorkflowOutT]):
         "_request_id",
         "_out_types",
         "_staged",
+        "_sent",
+        "_yielded",
     )
 
     def __init__(
@@ -56,6 +61,8 @@ class WorkflowContext(Generic[OutT, WorkflowOutT]):
         self._out_types = out_types
         self._request_id = request_id
         self._staged = scope.staged_state(executor_id)
+        self._sent: list[Any] | None = None
+        self._yielded: list[Any] | None = None
 
     # ----------------------------------------------------------------------------- messaging
 
@@ -91,22 +98,53 @@ class WorkflowContext(Generic[OutT, WorkflowOutT]):
             message: the payload; it must fit the handler's declared ``WorkflowContext[OutT]``.
             target_id: deliver only to this executor (it must be reachable by an edge).
 
-        Raises:
-            TypeError: the handler declared its output types and ``message`` fits none of them.
+        A message that fits none of the handler's declared ``OutT`` types is still sent (MAF
+        checks the declaration only when the graph is built) but the run gets a ``warning``.
         """
         if self._out_types is not None and not any(
             is_instance_of(message, t) for t in self._out_types
         ):
-            declared = ", ".join(getattr(t, "__name__", repr(t)) for t in self._out_types) or "none"
-            raise TypeError(
+            declared = ", ".join(getattr(t, "__name__", repr(t)) for t in self._out_types) or "nothing"
+            self._warn(
                 f"executor {self._executor_id!r} sent a {type(message).__name__}, but its handler "
-                f"declares it sends: {declared}"
+                f"declares it sends {declared}"
             )
+        if self._sent is None:
+            self._sent = []
+        self._sent.append(message)
         self._scope.send(self._executor_id, message, target_id)
 
     async def yield_output(self, output: WorkflowOutT) -> None:
-        """Emit ``output`` as a workflow output (an ``output`` event, right away)."""
-        self._scope.emit(WorkflowEvent("output", data=output, executor_id=self._executor_id))
+        """Emit ``output`` right away: an ``output`` event, an ``intermediate`` event, or nothing,
+        as the builder's ``output_from`` / ``intermediate_output_from`` designate this executor."""
+        if self._yielded is None:
+            self._yielded = []
+        self._yielded.append(output)
+        kind = self._scope.graph.classify_yield(self._executor_id)
+        if kind is not None:
+            self._scope.emit(WorkflowEvent(kind, data=output, executor_id=self._executor_id))
+
+    def get_sent_messages(self) -> list[Any]:
+        """What this handler call has sent so far."""
+        return list(self._sent or ())
+
+    def get_yielded_outputs(self) -> list[Any]:
+        """What this handler call has yielded so far (designated or not)."""
+        return list(self._yielded or ())
+
+    def produced(self) -> list[Any] | None:
+        """Sent messages then yielded outputs: the data of ``executor_completed`` (None if none)."""
+        if self._sent is None and self._yielded is None:
+            return None
+        return [*(self._sent or ()), *(self._yielded or ())]
+
+    def _warn(self, text: str) -> None:
+        logger.warning("%s", text)
+        self._scope.emit(
+            WorkflowEvent(
+                "warning", data=text, executor_id=self._executor_id, iteration=self._scope.iteration
+            )
+        )
 
     async def add_event(self, event: WorkflowEvent | str, data: Any = None) -> None:
         """Emit a custom event: ``add_event(MyEvent(...))`` or ``add_event("progress", data)``.
@@ -117,15 +155,13 @@ class WorkflowContext(Generic[OutT, WorkflowOutT]):
         if isinstance(event, str):
             event = WorkflowEvent(event, data=data, executor_id=self._executor_id)
         if event.type in RESERVED_EVENT_TYPES:
-            self._scope.emit(
-                WorkflowEvent(
-                    "warning",
-                    data=f"executor {self._executor_id!r} tried to emit a reserved "
-                    f"{event.type!r} event; it was not emitted",
-                    executor_id=self._executor_id,
-                )
+            self._warn(
+                f"executor {self._executor_id!r} tried to emit a reserved {event.type!r} event; "
+                "it was not emitted"
             )
             return
+        # The event object is the caller's; marking where it came from must not need a copy.
+        object.__setattr__(event, "origin", WorkflowEventSource.EXECUTOR)
         self._scope.emit(event)
 
     # --------------------------------------------------------------------------------- state
@@ -152,6 +188,11 @@ class WorkflowContext(Generic[OutT, WorkflowOutT]):
             raise KeyError(key)
         self._staged[key] = _DELETED
 
+    @property
+    def state(self) -> SharedState:
+        """MAF's ``ctx.state``: ``get``/``set``/``has``/``delete`` on the shared state."""
+        return SharedState(self)
+
     # ------------------------------------------------------------------------ human in the loop
 
     async def request_info(
@@ -159,17 +200,56 @@ class WorkflowContext(Generic[OutT, WorkflowOutT]):
     ) -> str:
         """Ask for outside input; the run goes idle with a pending request until it is answered.
 
-        The executor must have a ``@response_handler`` for ``(type(request_data), response_type)``.
+        The answer goes to this executor's ``@response_handler`` for
+        ``(type(request_data), response_type)``. Without one the request is still raised (as in
+        MAF) with a ``warning``, and its answer will be dropped with another.
 
         Returns:
             The request id (``request_id`` if given, else a new uuid4 hex).
-
-        Raises:
-            TypeError: no response handler of this executor accepts such a request and answer.
         """
         rid = request_id or uuid.uuid4().hex
+        executor = self._scope.graph.executors[self._executor_id]
+        if not executor.accepts_request(request_data, response_type):
+            self._warn(
+                f"executor {self._executor_id!r} asked for a "
+                f"{getattr(response_type, '__name__', response_type)} answer to a "
+                f"{type(request_data).__name__} request but has no @response_handler for that "
+                "pair; the request is pending, but its answer will not be handled"
+            )
         self._scope.request_info(self._executor_id, rid, request_data, response_type)
         return rid
+
+
+class SharedState:
+    """The shared state as one executor sees it in one handler call (``ctx.state``)."""
+
+    __slots__ = ("_ctx",)
+
+    def __init__(self, ctx: WorkflowContext[Any, Any]) -> None:
+        self._ctx = ctx
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._ctx.get_state(key, default)
+
+    def set(self, key: str, value: Any) -> None:
+        self._ctx.set_state(key, value)
+
+    def has(self, key: str) -> bool:
+        return self._ctx.has_state(key)
+
+    def delete(self, key: str) -> None:
+        self._ctx.delete_state(key)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self._ctx.has_state(key)
+
+    def __getitem__(self, key: str) -> Any:
+        if not self._ctx.has_state(key):
+            raise KeyError(key)
+        return self._ctx.get_state(key)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._ctx.set_state(key, value)
 
 
 _MISSING = object()

@@ -8,27 +8,38 @@ unchanged.
 from __future__ import annotations
 
 import enum
+import traceback as traceback_module
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic
+
+from typing_extensions import TypeVar
 
 from . import codec
-from .registry import TypeRegistry, default_registry
+from .exceptions import CheckpointDecodeError
+from .registry import AllowedTypes, TypeRegistry, default_registry, resolve_type_name
 
 __all__ = [
     "ErrorDetails",
     "RequestInfoEvent",
+    "WorkflowErrorDetails",
     "WorkflowEvent",
+    "WorkflowEventSource",
     "WorkflowRunState",
     "describe_type",
 ]
 
-# Event types the framework emits; executors may not forge these through ctx.add_event.
+DataT = TypeVar("DataT", default=Any)
+
+# Event types the framework emits; executors may not forge these through ctx.add_event. MAF
+# guards only the first five; the others are guarded here too because the dashboard trusts them
+# (a forged superstep_completed would point operators at a checkpoint that does not exist).
 RESERVED_EVENT_TYPES = frozenset(
     {
         "started",
         "status",
         "failed",
         "output",
+        "intermediate",
         "request_info",
         "superstep_started",
         "superstep_completed",
@@ -39,9 +50,20 @@ RESERVED_EVENT_TYPES = frozenset(
 )
 
 
-class WorkflowRunState(str, enum.Enum):
-    """Where a run stands. ``IDLE`` means finished with nothing left to do."""
+class WorkflowEventSource(str, enum.Enum):
+    """Who emitted an event: the engine itself, or an executor through ``ctx.add_event``."""
 
+    FRAMEWORK = "FRAMEWORK"
+    EXECUTOR = "EXECUTOR"
+
+
+class WorkflowRunState(str, enum.Enum):
+    """Where a run stands. ``IDLE`` means finished with nothing left to do.
+
+    ``STARTED`` is declared for compatibility; runs report ``IN_PROGRESS`` from their start.
+    """
+
+    STARTED = "STARTED"
     IN_PROGRESS = "IN_PROGRESS"
     IN_PROGRESS_PENDING_REQUESTS = "IN_PROGRESS_PENDING_REQUESTS"
     IDLE = "IDLE"
@@ -58,19 +80,42 @@ class ErrorDetails:
     message: str
     traceback: str = ""
     executor_id: str | None = None
+    extra: dict[str, Any] | None = None
+
+    @classmethod
+    def from_exception(
+        cls,
+        exc: BaseException,
+        *,
+        executor_id: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> ErrorDetails:
+        return cls(
+            error_type=type(exc).__name__,
+            message=str(exc),
+            traceback="".join(traceback_module.format_exception(exc)),
+            executor_id=executor_id,
+            extra=extra,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "error_type": self.error_type,
             "message": self.message,
             "traceback": self.traceback,
             "executor_id": self.executor_id,
         }
+        if self.extra:
+            out["extra"] = self.extra
+        return out
 
 
-@dataclass(frozen=True, slots=True)
-class WorkflowEvent:
-    """One thing that happened in a run.
+WorkflowErrorDetails = ErrorDetails  # MAF's name for the same record
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class WorkflowEvent(Generic[DataT]):
+    """One thing that happened in a run (``WorkflowEvent[T]`` names the type of its ``data``).
 
     Attributes:
         type: the discriminator: ``started``, ``status``, ``superstep_started``,
@@ -83,21 +128,107 @@ class WorkflowEvent:
         checkpoint_id: on ``superstep_completed``, the checkpoint written after the superstep.
         state: on ``status``, the run state.
         details: on ``failed`` and ``executor_failed``, what went wrong.
+        origin: ``FRAMEWORK`` for the engine's events, ``EXECUTOR`` for those an executor added.
     """
 
     type: str
-    data: Any = None
+    data: DataT | None = None
     executor_id: str | None = None
     iteration: int | None = None
     checkpoint_id: str | None = None
     state: WorkflowRunState | None = None
     details: ErrorDetails | None = None
+    origin: WorkflowEventSource = WorkflowEventSource.FRAMEWORK
+
+    def __repr__(self) -> str:
+        # Only the fields that say something: printing a run's events must stay readable.
+        parts = [f"type={self.type!r}"]
+        for name in ("state", "executor_id", "iteration", "checkpoint_id", "request_id"):
+            value = getattr(self, name, None)
+            if value is not None and value != "":
+                parts.append(f"{name}={value.value if name == 'state' else value!r}")
+        if self.data is not None:
+            parts.append(f"data={self.data!r}")
+        if self.details is not None:
+            parts.append(f"details={self.details.error_type}: {self.details.message}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    # ------------------------------------------------------------------ factories (MAF's names)
+
+    @classmethod
+    def started(cls, data: Any = None) -> WorkflowEvent[Any]:
+        return cls("started", data=data)
+
+    @classmethod
+    def status(cls, state: WorkflowRunState, data: Any = None) -> WorkflowEvent[Any]:
+        return cls("status", data=data, state=state)
+
+    @classmethod
+    def failed(cls, details: ErrorDetails, data: Any = None) -> WorkflowEvent[Any]:
+        return cls("failed", data=data, details=details)
+
+    @classmethod
+    def warning(cls, message: str) -> WorkflowEvent[str]:
+        return WorkflowEvent("warning", data=message)
+
+    @classmethod
+    def error(cls, exception: Exception) -> WorkflowEvent[Exception]:
+        """A non-fatal error (a sub-workflow that failed inside a parent that goes on)."""
+        return WorkflowEvent("error", data=exception)
+
+    @classmethod
+    def emit(cls, executor_id: str, data: Any) -> WorkflowEvent[Any]:
+        """MAF's deprecated ``data`` event; prefer ``ctx.yield_output``."""
+        return cls("data", data=data, executor_id=executor_id)
+
+    @classmethod
+    def request_info(
+        cls, request_id: str, source_executor_id: str, request_data: Any, response_type: Any
+    ) -> RequestInfoEvent:
+        return RequestInfoEvent(
+            "request_info",
+            data=request_data,
+            executor_id=source_executor_id,
+            request_id=request_id,
+            source_executor_id=source_executor_id,
+            request_type=type(request_data),
+            response_type=response_type,
+        )
+
+    @classmethod
+    def superstep_started(cls, iteration: int, data: Any = None) -> WorkflowEvent[Any]:
+        return cls("superstep_started", data=data, iteration=iteration)
+
+    @classmethod
+    def superstep_completed(cls, iteration: int, data: Any = None) -> WorkflowEvent[Any]:
+        return cls("superstep_completed", data=data, iteration=iteration)
+
+    @classmethod
+    def executor_invoked(cls, executor_id: str, data: Any = None) -> WorkflowEvent[Any]:
+        return cls("executor_invoked", data=data, executor_id=executor_id)
+
+    @classmethod
+    def executor_completed(cls, executor_id: str, data: Any = None) -> WorkflowEvent[Any]:
+        return cls("executor_completed", data=data, executor_id=executor_id)
+
+    @classmethod
+    def executor_failed(cls, executor_id: str, details: ErrorDetails) -> WorkflowEvent[Any]:
+        return cls("executor_failed", data=details, executor_id=executor_id, details=details)
+
+    @classmethod
+    def executor_bypassed(cls, executor_id: str, data: Any = None) -> WorkflowEvent[Any]:
+        return cls("executor_bypassed", data=data, executor_id=executor_id)
 
     def to_dict(self, *, registry: TypeRegistry = default_registry) -> dict[str, Any]:
         """JSON-safe form; ``data`` goes through the checkpoint codec."""
         out: dict[str, Any] = {"type": self.type}
-        if self.data is not None:
+        if isinstance(self.data, BaseException):
+            # An ``error`` event carries the exception itself; across a wire it is its description.
+            out["data"] = f"{type(self.data).__name__}: {self.data}"
+        elif self.data is not None:
             out["data"] = codec.encode(self.data, registry=registry, where=f"{self.type} event")
+        if self.origin is WorkflowEventSource.EXECUTOR:
+            out["origin"] = self.origin.value
         for name in ("executor_id", "iteration", "checkpoint_id"):
             value = getattr(self, name)
             if value is not None:
@@ -108,8 +239,51 @@ class WorkflowEvent:
             out["details"] = self.details.to_dict()
         return out
 
+    @classmethod
+    def from_dict(
+        cls,
+        data: dict[str, Any],
+        *,
+        allowed_types: AllowedTypes | None = None,
+        registry: TypeRegistry = default_registry,
+    ) -> RequestInfoEvent:
+        """Rebuild a request from ``to_dict()`` output; MAF serializes only requests too.
 
-@dataclass(frozen=True, slots=True)
+        ``allowed_types`` lists types the payload may hold besides registered ones (MAF passes
+        ``{"module.qualname": cls}``; names and classes work as well); they join ``registry``.
+
+        Raises:
+            CheckpointDecodeError: not a request, a key missing, a payload that cannot be
+                restored, or a payload whose type is not the recorded ``request_type``.
+        """
+        registry.allow(allowed_types)
+        if not isinstance(data, dict) or data.get("type", "request_info") != "request_info":
+            raise CheckpointDecodeError("from_dict() rebuilds request_info events only")
+        keys = ("data", "request_id", "source_executor_id", "request_type", "response_type")
+        missing = [key for key in keys if key not in data]
+        if missing:
+            raise CheckpointDecodeError(f"request_info event is missing {missing}")
+        payload = codec.decode(data["data"], registry=registry)
+        request_type = resolve_type_name(data["request_type"], registry)
+        if request_type is not None and type(payload) is not request_type:
+            raise CheckpointDecodeError(
+                f"request {data['request_id']!r} holds a {type(payload).__qualname__}, but its "
+                f"request_type is {data['request_type']!r}"
+            )
+        return RequestInfoEvent(
+            "request_info",
+            data=payload,
+            executor_id=data["source_executor_id"],
+            request_id=data["request_id"],
+            source_executor_id=data["source_executor_id"],
+            request_type=type(payload),
+            response_type=resolve_type_name(data["response_type"], registry)
+            or data["response_type"],
+            created_at=data.get("created_at", ""),
+        )
+
+
+@dataclass(frozen=True, slots=True, repr=False)
 class RequestInfoEvent(WorkflowEvent):
     """A human-in-the-loop request: the run waits for an answer of ``response_type``.
 

@@ -2,6 +2,11 @@
 
     WorkflowError
     ├── WorkflowValidationError (also ValueError)   a graph or executor that cannot be built
+    │   ├── EdgeDuplicationError                   the same source -> target edge added twice
+    │   ├── ExecutorDuplicationError               two different executors share one id
+    │   ├── TypeCompatibilityError                 no type a source sends is taken by its target
+    │   ├── GraphConnectivityError                 an executor the start cannot reach
+    │   └── OutputDesignationError                 output_from / intermediate_output_from misused
     ├── WorkflowRunError                           a run that cannot start or go on
     │   ├── RunArgumentsError (also ValueError)    run() called with a contradictory set of arguments
     │   ├── ConcurrentRunError                     a second run on an instance that is still running
@@ -14,26 +19,42 @@
         ├── CheckpointNotFoundError (also KeyError) a storage has no checkpoint with that id
         ├── CheckpointEncodeError (also TypeError)  a value the codec could not restore, refused at save
         ├── CheckpointDecodeError (also ValueError) a stored document that is malformed or hostile
+        ├── CheckpointTypeError (also TypeError)    an allowed/registered type the codec cannot rebuild
         └── GraphMismatchError                      the checkpoint was written by a different graph
 
 The builtin second bases let callers who only know Python's vocabulary (``except ValueError``)
 catch what they expect, while ``except WorkflowError`` catches everything the engine means.
+
+A validation error carries ``validation_type`` (a ``ValidationTypeEnum``, the same values Microsoft
+Agent Framework uses, so code that switches on it ports unchanged) and names the executors at fault
+as attributes.
 """
 
 from __future__ import annotations
+
+from enum import Enum
+from typing import Any
 
 __all__ = [
     "CheckpointDecodeError",
     "CheckpointEncodeError",
     "CheckpointError",
     "CheckpointNotFoundError",
+    "CheckpointTypeError",
     "ConcurrentRunError",
+    "EdgeDuplicationError",
+    "ExecutorDuplicationError",
+    "GraphConnectivityError",
     "GraphMismatchError",
+    "OutputDesignationError",
     "RequestAlreadyAnsweredError",
     "RequestError",
     "ResponseTypeError",
     "RunArgumentsError",
+    "TypeCompatibilityError",
     "UnknownRequestError",
+    "ValidationTypeEnum",
+    "WorkflowCheckpointException",
     "WorkflowConvergenceError",
     "WorkflowError",
     "WorkflowRunError",
@@ -45,8 +66,100 @@ class WorkflowError(Exception):
     """Base of every error the engine raises on purpose."""
 
 
+class ValidationTypeEnum(Enum):
+    """Which build-time check refused a workflow."""
+
+    EDGE_DUPLICATION = "EDGE_DUPLICATION"
+    EXECUTOR_DUPLICATION = "EXECUTOR_DUPLICATION"
+    TYPE_COMPATIBILITY = "TYPE_COMPATIBILITY"
+    GRAPH_CONNECTIVITY = "GRAPH_CONNECTIVITY"
+    HANDLER_OUTPUT_ANNOTATION = "HANDLER_OUTPUT_ANNOTATION"
+    OUTPUT_VALIDATION = "OUTPUT_VALIDATION"
+
+
 class WorkflowValidationError(WorkflowError, ValueError):
-    """A workflow graph or an executor definition is invalid; raised before anything runs."""
+    """A workflow graph or an executor definition is invalid; raised before anything runs.
+
+    ``validation_type`` is None for checks that have no kind of their own (a bad argument, a
+    handler that cannot be read); the subclasses below always set it, and their text starts with
+    it in brackets (``[EDGE_DUPLICATION] ...``).
+    """
+
+    def __init__(
+        self, message: str = "", validation_type: ValidationTypeEnum | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.validation_type = validation_type
+
+    def __str__(self) -> str:
+        if self.validation_type is None:
+            return self.message
+        return f"[{self.validation_type.value}] {self.message}"
+
+
+class EdgeDuplicationError(WorkflowValidationError):
+    """One ``source -> target`` edge was added twice (``edge_id`` is ``"source->target"``)."""
+
+    def __init__(self, edge_id: str, message: str | None = None) -> None:
+        source, _, target = edge_id.partition("->")
+        super().__init__(
+            message or f"duplicate edge {source!r} -> {target!r}: each edge may be added once",
+            ValidationTypeEnum.EDGE_DUPLICATION,
+        )
+        self.edge_id = edge_id
+        self.source_executor_id = source
+        self.target_executor_id = target
+
+
+class ExecutorDuplicationError(WorkflowValidationError):
+    """Two different executor objects were given the same id."""
+
+    def __init__(self, executor_id: str) -> None:
+        super().__init__(
+            f"two different executors share the id {executor_id!r}; give each a unique id",
+            ValidationTypeEnum.EXECUTOR_DUPLICATION,
+        )
+        self.executor_id = executor_id
+
+
+class TypeCompatibilityError(WorkflowValidationError):
+    """No type the source declares it sends is accepted by the target of one of its edges."""
+
+    def __init__(
+        self,
+        source_executor_id: str,
+        target_executor_id: str,
+        source_types: list[Any],
+        target_types: list[Any],
+        message: str | None = None,
+    ) -> None:
+        super().__init__(
+            message
+            or f"executor {source_executor_id!r} sends {source_types} but its target "
+            f"{target_executor_id!r} handles only {target_types}",
+            ValidationTypeEnum.TYPE_COMPATIBILITY,
+        )
+        self.source_executor_id = source_executor_id
+        self.target_executor_id = target_executor_id
+        self.source_types = source_types
+        self.target_types = target_types
+
+
+class GraphConnectivityError(WorkflowValidationError):
+    """Executors the start executor cannot reach, or a start executor missing from the graph."""
+
+    def __init__(self, message: str, executor_ids: list[str] | None = None) -> None:
+        super().__init__(message, ValidationTypeEnum.GRAPH_CONNECTIVITY)
+        self.executor_ids = list(executor_ids or [])
+
+
+class OutputDesignationError(WorkflowValidationError):
+    """``output_from`` / ``intermediate_output_from`` name an executor that cannot be one."""
+
+    def __init__(self, message: str, executor_ids: list[str] | None = None) -> None:
+        super().__init__(message, ValidationTypeEnum.OUTPUT_VALIDATION)
+        self.executor_ids = list(executor_ids or [])
 
 
 class WorkflowRunError(WorkflowError):
@@ -100,5 +213,16 @@ class CheckpointDecodeError(CheckpointError, ValueError):
     """A stored document is malformed, too large, too deep or names a type that is not allowed."""
 
 
+class CheckpointTypeError(CheckpointError, TypeError):
+    """A type offered to the checkpoint registry (``register_type``, ``allowed_checkpoint_types``,
+    ``allowed_types=``) that the codec cannot rebuild: not a dataclass, pydantic model or Enum,
+    or a name that is not ``"module:qualname"``."""
+
+
 class GraphMismatchError(CheckpointError):
     """The checkpoint was written by a workflow graph that differs from this one."""
+
+
+# Microsoft Agent Framework's name for the same family, so ``except WorkflowCheckpointException``
+# ports unchanged.
+WorkflowCheckpointException = CheckpointError

@@ -2,197 +2,46 @@
 
 from __future__ import annotations
 
+import asyncio
+import builtins
+import copy
 import inspect
-import types
+import json
+import logging
 import typing
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-import builtins
-from typing import Any, Never, NoReturn, TypeVar, Union, cast
+from typing import Any, Self
 
+from .checkpoint import WorkflowMessage
 from .context import WorkflowContext
 from .exceptions import WorkflowValidationError
-from .typecheck import flatten_union, is_instance_of, match_distance
+from .handlers import (
+    HANDLER_MARK,
+    RESPONSE_MARK,
+    HandlerSpec,
+    ResponseHandlerSpec,
+    handler,
+    resolve_function_handler,
+    resolve_handler,
+    resolve_response_handler,
+    response_handler,
+)
+from .typecheck import flatten_union, is_compatible, is_instance_of, match_distance
 
-__all__ = ["Executor", "FunctionExecutor", "executor", "handler", "response_handler"]
+__all__ = [
+    "Executor",
+    "FunctionExecutor",
+    "HandlerSpec",
+    "ResponseHandlerSpec",
+    "executor",
+    "handler",
+    "response_handler",
+]
 
-F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+logger = logging.getLogger(__name__)
 
-_HANDLER_MARK = "__superstep_handler__"
-_RESPONSE_MARK = "__superstep_response_handler__"
-_UNSET: Any = object()
-
-
-@dataclass(frozen=True, slots=True)
-class HandlerSpec:
-    """A resolved handler: the message type it takes and what it declares it sends and yields.
-
-    ``output_types`` is None when the handler's context is a bare ``WorkflowContext`` (nothing
-    declared, nothing checked)."""
-
-    name: str
-    message_type: Any
-    output_types: tuple[Any, ...] | None
-    workflow_output_types: tuple[Any, ...] | None
-
-
-@dataclass(frozen=True, slots=True)
-class ResponseHandlerSpec:
-    name: str
-    request_type: Any
-    response_type: Any
-    output_types: tuple[Any, ...] | None
-    workflow_output_types: tuple[Any, ...] | None
-
-
-# ------------------------------------------------------------------------------------ decorators
-
-
-def handler(
-    func: F | None = None,
-    *,
-    input: Any = _UNSET,
-    output: Any = _UNSET,
-    workflow_output: Any = _UNSET,
-) -> Any:
-    """Mark an ``async def h(self, message: T, ctx: WorkflowContext[OutT, WorkflowOutT])`` method
-    as a message handler. Types come from the annotations, or all from the keyword arguments
-    (``@handler(input=Order, output=Invoice)``) when annotations cannot express them."""
-
-    def mark(fn: F) -> F:
-        if not inspect.iscoroutinefunction(cast(Any, fn)):
-            raise WorkflowValidationError(f"handler {fn.__qualname__} must be an async def")
-        explicit = None if input is _UNSET else (input, output, workflow_output)
-        setattr(fn, _HANDLER_MARK, explicit)
-        return fn
-
-    return mark(func) if func is not None else mark
-
-
-def response_handler(
-    func: F | None = None,
-    *,
-    request: Any = _UNSET,
-    response: Any = _UNSET,
-    output: Any = _UNSET,
-    workflow_output: Any = _UNSET,
-) -> Any:
-    """Mark an ``async def h(self, original_request: ReqT, response: RespT, ctx)`` method as the
-    receiver of answers to this executor's ``ctx.request_info(ReqT(...), RespT)`` requests."""
-
-    def mark(fn: F) -> F:
-        if not inspect.iscoroutinefunction(cast(Any, fn)):
-            raise WorkflowValidationError(f"response handler {fn.__qualname__} must be async")
-        explicit = None if request is _UNSET else (request, response, output, workflow_output)
-        setattr(fn, _RESPONSE_MARK, explicit)
-        return fn
-
-    return mark(func) if func is not None else mark
-
-
-# ------------------------------------------------------------------------------- introspection
-
-
-def parse_context_annotation(annotation: Any) -> tuple[tuple[Any, ...] | None, tuple[Any, ...] | None]:
-    """``WorkflowContext[A, B]`` -> ((A,), (B,)); bare ``WorkflowContext`` -> (None, None)."""
-    if annotation is inspect.Parameter.empty or annotation is WorkflowContext:
-        return None, None
-    if typing.get_origin(annotation) is not WorkflowContext:
-        raise WorkflowValidationError(
-            f"the context parameter must be annotated WorkflowContext[...], not {annotation!r}"
-        )
-    args = typing.get_args(annotation)
-    if len(args) > 2:
-        raise WorkflowValidationError("WorkflowContext takes at most two type arguments")
-    outs = _declared(args[0]) if args else ()
-    wouts = _declared(args[1]) if len(args) > 1 else ()
-    return outs, wouts
-
-
-def _declared(annotation: Any) -> tuple[Any, ...]:
-    if annotation in (Never, NoReturn, None, type(None)):
-        return ()
-    if isinstance(annotation, TypeVar):
-        raise WorkflowValidationError(f"unresolved type variable {annotation} in a handler")
-    return tuple(t for t in flatten_union(annotation) if t not in (Never, NoReturn))
-
-
-def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    try:
-        return typing.get_type_hints(fn, include_extras=True)
-    except Exception as exc:
-        raise WorkflowValidationError(
-            f"cannot resolve the annotations of {fn.__qualname__} ({exc}); pass the types "
-            "explicitly, e.g. @handler(input=..., output=...)"
-        ) from exc
-
-
-def _check_type(annotation: Any, what: str) -> Any:
-    if isinstance(annotation, TypeVar):
-        raise WorkflowValidationError(f"{what} is an unresolved type variable {annotation}")
-    if typing.get_origin(annotation) is Union or isinstance(annotation, types.UnionType):
-        for member in typing.get_args(annotation):
-            _check_type(member, what)
-    return annotation
-
-
-def _explicit_types(value: Any) -> tuple[Any, ...] | None:
-    return None if value is _UNSET else _declared(value)
-
-
-def _resolve_handler(name: str, fn: Callable[..., Any], skip_self: bool = True) -> HandlerSpec:
-    explicit = getattr(fn, _HANDLER_MARK, None)
-    params = list(inspect.signature(fn).parameters.values())[1 if skip_self else 0 :]
-    if explicit is not None:
-        message_type, output, workflow_output = explicit
-        return HandlerSpec(
-            name,
-            _check_type(message_type, f"{fn.__qualname__} input"),
-            _explicit_types(output),
-            _explicit_types(workflow_output),
-        )
-    if len(params) not in (1, 2):
-        raise WorkflowValidationError(
-            f"handler {fn.__qualname__} must take (message, ctx), got {len(params)} parameters"
-        )
-    hints = _hints(fn)
-    message_param = params[0].name
-    if message_param not in hints:
-        raise WorkflowValidationError(
-            f"handler {fn.__qualname__} must annotate its message parameter {message_param!r}"
-        )
-    outs, wouts = (None, None)
-    if len(params) == 2:
-        outs, wouts = parse_context_annotation(hints.get(params[1].name, inspect.Parameter.empty))
-    return HandlerSpec(name, _check_type(hints[message_param], fn.__qualname__), outs, wouts)
-
-
-def _resolve_response_handler(name: str, fn: Callable[..., Any]) -> ResponseHandlerSpec:
-    explicit = getattr(fn, _RESPONSE_MARK, None)
-    if explicit is not None:
-        request, response, output, workflow_output = explicit
-        return ResponseHandlerSpec(
-            name, request, response, _explicit_types(output), _explicit_types(workflow_output)
-        )
-    params = list(inspect.signature(fn).parameters.values())[1:]
-    if len(params) != 3:
-        raise WorkflowValidationError(
-            f"response handler {fn.__qualname__} must take (original_request, response, ctx)"
-        )
-    hints = _hints(fn)
-    missing = [p.name for p in params[:2] if p.name not in hints]
-    if missing:
-        raise WorkflowValidationError(
-            f"response handler {fn.__qualname__} must annotate {', '.join(missing)}"
-        )
-    outs, wouts = parse_context_annotation(hints.get(params[2].name, inspect.Parameter.empty))
-    return ResponseHandlerSpec(
-        name,
-        _check_type(hints[params[0].name], fn.__qualname__),
-        _check_type(hints[params[1].name], fn.__qualname__),
-        outs,
-        wouts,
-    )
+Handler = tuple[HandlerSpec, Callable[..., Awaitable[Any]]]
+ResponseHandler = tuple[ResponseHandlerSpec, Callable[..., Awaitable[Any]]]
 
 
 def _dispatch_is_cacheable(types_: list[Any]) -> bool:
@@ -205,9 +54,6 @@ def _dispatch_is_cacheable(types_: list[Any]) -> bool:
     )
 
 
-# ------------------------------------------------------------------------------------- Executor
-
-
 class Executor:
     """A node of a workflow graph.
 
@@ -217,40 +63,95 @@ class Executor:
 
     Args:
         id: unique within a workflow; it names the executor in events, checkpoints and the UI.
-        type: an optional display name for the kind of executor.
+        type: an optional display name for the kind of executor (``type_`` is the same).
+        defer_discovery: do not look for handlers now; they are found on first use, or when
+            the subclass calls ``_discover_handlers()`` after registering its own.
 
     Raises:
         WorkflowValidationError: an empty id, no handlers, or two handlers for the same type.
     """
 
-    def __init__(self, id: str, *, type: str | None = None, **_: Any) -> None:
+    def __init__(
+        self,
+        id: str,
+        *,
+        type: str | None = None,
+        type_: str | None = None,
+        defer_discovery: bool = False,
+        **_: Any,
+    ) -> None:
         if not isinstance(id, str) or not id.strip():
             raise WorkflowValidationError(f"an executor id must be a non-empty string, not {id!r}")
         self.id = id
-        self.type = type or self.__class__.__name__
-        self._handlers: list[tuple[HandlerSpec, Callable[..., Awaitable[Any]]]] = []
-        self._response_handlers: list[tuple[ResponseHandlerSpec, Callable[..., Awaitable[Any]]]] = []
-        self._discover()
-        self._cacheable = _dispatch_is_cacheable([s.message_type for s, _ in self._handlers])
-        self._dispatch: dict[builtins.type, tuple[HandlerSpec, Callable[..., Awaitable[Any]]] | None] = {}
+        self.type = type or type_ or self.__class__.__name__
+        self._handlers: list[Handler] = []
+        self._response_handlers: list[ResponseHandler] = []
+        self._dispatch: dict[builtins.type, Handler | None] = {}
+        self._cacheable = True
+        self._discovered = False
+        if not defer_discovery:
+            self._discover_handlers()
 
-    def _discover(self) -> None:
+    @property
+    def type_(self) -> str:
+        """The same as ``type`` (MAF offers both spellings)."""
+        return self.type
+
+    @type_.setter
+    def type_(self, value: str) -> None:
+        self.type = value
+
+    # ------------------------------------------------------------------------------- discovery
+
+    def _discover_handlers(self) -> None:
+        """Find the class's ``@handler`` and ``@response_handler`` methods (once)."""
+        if self._discovered:
+            return
+        self._discovered = True
+        owner = builtins.type(self)
         seen: set[str] = set()
-        for klass in type(self).__mro__:
+        for klass in owner.__mro__:
             for name, member in vars(klass).items():
                 if name in seen or not callable(member):
                     continue
-                if hasattr(member, _HANDLER_MARK):
+                if hasattr(member, HANDLER_MARK):
                     seen.add(name)
-                    self._add_handler(_resolve_handler(name, member), getattr(self, name))
-                elif hasattr(member, _RESPONSE_MARK):
+                    self._add_handler(resolve_handler(name, member, owner), getattr(self, name))
+                elif hasattr(member, RESPONSE_MARK):
                     seen.add(name)
-                    spec = _resolve_response_handler(name, member)
+                    spec = resolve_response_handler(name, member, owner)
                     self._add_response_handler(spec, getattr(self, name))
         if not self._handlers and not self._response_handlers:
             raise WorkflowValidationError(
-                f"executor {self.id!r} ({type(self).__name__}) has no @handler methods"
+                f"executor {self.id!r} ({owner.__name__}) has no @handler methods"
             )
+
+    # MAF discovers the two kinds in two calls; one call here finds both.
+    _discover_response_handlers = _discover_handlers
+
+    def _ensure_discovered(self) -> None:
+        if not self._discovered:
+            self._discover_handlers()
+
+    def _register_instance_handler(
+        self,
+        name: str,
+        func: Callable[..., Awaitable[Any]],
+        message_type: Any,
+        ctx_annotation: Any = None,
+        output_types: list[Any] | None = None,
+        workflow_output_types: list[Any] | None = None,
+    ) -> None:
+        """Add a handler that is not a decorated method, ``func(message, ctx)``; an empty or
+        missing ``output_types`` declares nothing."""
+        del ctx_annotation  # the types are given explicitly
+        spec = HandlerSpec(
+            name,
+            message_type,
+            tuple(output_types) if output_types else None,
+            tuple(workflow_output_types) if workflow_output_types else None,
+        )
+        self._add_handler(spec, func)
 
     def _add_handler(self, spec: HandlerSpec, bound: Callable[..., Awaitable[Any]]) -> None:
         for other, _ in self._handlers:
@@ -260,6 +161,8 @@ class Executor:
                     f"{other.name} and {spec.name}"
                 )
         self._handlers.append((spec, bound))
+        self._cacheable = _dispatch_is_cacheable([s.message_type for s, _ in self._handlers])
+        self._dispatch.clear()
 
     def _add_response_handler(
         self, spec: ResponseHandlerSpec, bound: Callable[..., Awaitable[Any]]
@@ -276,45 +179,91 @@ class Executor:
 
     @property
     def handler_specs(self) -> list[HandlerSpec]:
+        self._ensure_discovered()
         return [spec for spec, _ in self._handlers]
 
     @property
     def response_handler_specs(self) -> list[ResponseHandlerSpec]:
+        self._ensure_discovered()
         return [spec for spec, _ in self._response_handlers]
+
+    def _all_specs(self) -> list[HandlerSpec | ResponseHandlerSpec]:
+        return [*self.handler_specs, *self.response_handler_specs]
 
     @property
     def input_types(self) -> list[Any]:
-        return [spec.message_type for spec, _ in self._handlers]
+        return [spec.message_type for spec in self.handler_specs]
 
     @property
-    def output_types(self) -> list[Any] | None:
-        """Everything the handlers declare they send; None if any handler declares nothing."""
+    def output_types(self) -> list[Any]:
+        """Every type the handlers declare they send; ``[]`` when none declares any."""
         out: list[Any] = []
-        specs: list[HandlerSpec | ResponseHandlerSpec] = [*self.handler_specs]
-        specs.extend(self.response_handler_specs)
-        for spec in specs:
-            if spec.output_types is None:
-                return None
-            out.extend(t for t in spec.output_types if t not in out)
+        for spec in self._all_specs():
+            out.extend(t for t in spec.output_types or () if t not in out)
         return out
+
+    @property
+    def declared_output_types(self) -> list[Any] | None:
+        """Like ``output_types``, but None when some handler declares nothing (a bare
+        ``WorkflowContext``, or explicit types without ``output=``): what it sends is unknown,
+        so the graph cannot check it."""
+        if any(spec.output_types is None for spec in self._all_specs()):
+            return None
+        return self.output_types
 
     @property
     def workflow_output_types(self) -> list[Any]:
+        """Every type the handlers declare they yield as workflow output."""
         out: list[Any] = []
-        specs: list[HandlerSpec | ResponseHandlerSpec] = [*self.handler_specs]
-        specs.extend(self.response_handler_specs)
-        for spec in specs:
+        for spec in self._all_specs():
             out.extend(t for t in spec.workflow_output_types or () if t not in out)
         return out
 
-    def find_handler(
-        self, message: Any
-    ) -> tuple[HandlerSpec, Callable[..., Awaitable[Any]]] | None:
+    @property
+    def is_request_response_capable(self) -> bool:
+        """Whether the executor has a ``@response_handler`` (and so may call ``request_info``)."""
+        return bool(self.response_handler_specs)
+
+    def is_request_supported(self, request_type: Any, response_type: Any) -> bool:
+        """Whether some response handler takes requests of ``request_type`` answered with
+        ``response_type`` (compared as types, not values)."""
+        return any(
+            is_compatible(request_type, spec.request_type)
+            and is_compatible(response_type, spec.response_type)
+            for spec in self.response_handler_specs
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The executor as it appears in a workflow's topology: ``{"id", "type"}``."""
+        return {"id": self.id, "type": self.type}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        """``cls(**data)``: works for executors whose constructor takes ``id`` and ``type``."""
+        return cls(**data)
+
+    @classmethod
+    def from_json(cls, raw: str) -> Self:
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise TypeError("an executor's JSON must be an object")
+        return cls.from_dict(data)
+
+    def clone(self, *, deep: bool = True) -> Self:
+        return copy.deepcopy(self) if deep else copy.copy(self)
+
+    # --------------------------------------------------------------------------------- dispatch
+
+    def find_handler(self, message: Any) -> Handler | None:
         """The handler for ``message``: the most specific declared type that accepts it."""
         if self._cacheable:
             cls = message.__class__
             if cls in self._dispatch:
                 return self._dispatch[cls]
+        self._ensure_discovered()
         best = None
         best_distance = float("inf")
         for entry in self._handlers:
@@ -328,11 +277,22 @@ class Executor:
         return best
 
     def can_handle(self, message: Any) -> bool:
+        """Whether a handler takes ``message``: raw data, or a ``WorkflowMessage`` (an answer to
+        a request matches the response handlers by its request and response together)."""
+        if isinstance(message, WorkflowMessage):
+            if message.kind == "response":
+                request = message.request
+                if request is None:
+                    logger.warning(
+                        "executor %r got a response message that carries no request", self.id
+                    )
+                    return False
+                return self.find_response_handler(request.data, message.data) is not None
+            message = message.data
         return self.find_handler(message) is not None
 
-    def find_response_handler(
-        self, request: Any, response: Any
-    ) -> tuple[ResponseHandlerSpec, Callable[..., Awaitable[Any]]] | None:
+    def find_response_handler(self, request: Any, response: Any) -> ResponseHandler | None:
+        self._ensure_discovered()
         best = None
         best_distance = float("inf")
         for entry in self._response_handlers:
@@ -349,7 +309,7 @@ class Executor:
 
     def accepts_request(self, request: Any, response_type: Any) -> bool:
         """Whether some response handler takes this request and answers of ``response_type``."""
-        for spec, _ in self._response_handlers:
+        for spec in self.response_handler_specs:
             if is_instance_of(request, spec.request_type) and (
                 spec.response_type is Any
                 or spec.response_type == response_type
@@ -363,7 +323,7 @@ class Executor:
         return False
 
     def response_type_for(self, request: Any) -> Any:
-        for spec, _ in self._response_handlers:
+        for spec in self.response_handler_specs:
             if is_instance_of(request, spec.request_type):
                 return spec.response_type
         return None
@@ -379,66 +339,110 @@ class Executor:
 
     def signature_type(self) -> str:
         """What the graph signature records for this executor: its class."""
-        cls = type(self)
+        cls = builtins.type(self)
         return f"{cls.__module__}.{cls.__qualname__}"
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} id={self.id!r}>"
+        return f"<{builtins.type(self).__name__} id={self.id!r}>"
+
+
+# ---------------------------------------------------------------------------- function executors
 
 
 class FunctionExecutor(Executor):
-    """An executor made from one ``async def f(message: T, ctx: WorkflowContext[...])``."""
+    """An executor made from one function ``f(message: T)`` or ``f(message: T, ctx)``.
+
+    The function may be ``async def`` or a plain ``def``; a plain one runs in a worker thread
+    (``asyncio.to_thread``) so it cannot stall the other executors. Inside it, the context's
+    methods are called without ``await`` (``ctx.send_message(x)``): each call runs on the
+    event loop and returns when it is done.
+
+    Args:
+        func: the function; its id defaults to the function's name.
+        input: the message type, overriding the annotation (a type, a union, or its text).
+        output: what it sends, overriding ``WorkflowContext[OutT]``.
+        workflow_output: what it yields, overriding ``WorkflowContext[..., WorkflowOutT]``.
+
+    Raises:
+        WorkflowValidationError: a static/class method, a wrong number of parameters, or types
+            that cannot be resolved.
+    """
 
     def __init__(
         self,
-        func: Callable[..., Awaitable[Any]],
+        func: Callable[..., Any],
         id: str | None = None,
         *,
-        input: Any = _UNSET,
-        output: Any = _UNSET,
-        workflow_output: Any = _UNSET,
+        input: Any = None,
+        output: Any = None,
+        workflow_output: Any = None,
     ) -> None:
         if isinstance(func, (staticmethod, classmethod)):
-            raise WorkflowValidationError("@executor takes a plain function, not a static/class method")
-        if not inspect.iscoroutinefunction(func):
-            raise WorkflowValidationError(f"@executor function {func.__qualname__} must be async")
+            raise WorkflowValidationError(
+                "@executor takes a plain function, not a static/class method; "
+                "use an Executor subclass with @handler methods instead"
+            )
+        spec = resolve_function_handler(
+            func, input=input, output=output, workflow_output=workflow_output
+        )
         self._func = func
-        self._explicit = None if input is _UNSET else (input, output, workflow_output)
-        self._takes_ctx = len(inspect.signature(func).parameters) >= 2
-        super().__init__(id or func.__name__, type=func.__name__)
-
-    def _discover(self) -> None:
-        if self._explicit is not None:
-            setattr(self._func, _HANDLER_MARK, self._explicit)
-            spec = _resolve_handler(self._func.__name__, self._func, skip_self=False)
-        else:
-            spec = _resolve_handler(self._func.__name__, self._func, skip_self=False)
+        self._is_async = inspect.iscoroutinefunction(func)
+        self._takes_ctx = len(inspect.signature(func).parameters) == 2
+        name = getattr(func, "__name__", "FunctionExecutor")
+        super().__init__(str(id or name), type="FunctionExecutor", defer_discovery=True)
         self._add_handler(spec, self._call)
+        self._discover_handlers()
 
     async def _call(self, message: Any, ctx: WorkflowContext[Any, Any]) -> Any:
+        args: tuple[Any, ...] = (message, ctx) if self._takes_ctx else (message,)
+        if self._is_async:
+            return await self._func(*args)
         if self._takes_ctx:
-            return await self._func(message, ctx)
-        return await self._func(message)
+            args = (message, _ContextFromThread(ctx, asyncio.get_running_loop()))
+        return await asyncio.to_thread(self._func, *args)
 
     def signature_type(self) -> str:
         return f"function:{self._func.__module__}.{self._func.__qualname__}"
 
 
+class _ContextFromThread:
+    """What a plain ``def`` executor gets as its context: every method call is run on the event
+    loop and waited for, so ``ctx.send_message(x)`` works without ``await`` and no coroutine is
+    left un-awaited (MAF's own example calls it that way)."""
+
+    __slots__ = ("_ctx", "_loop")
+
+    def __init__(self, ctx: WorkflowContext[Any, Any], loop: asyncio.AbstractEventLoop) -> None:
+        self._ctx = ctx
+        self._loop = loop
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._ctx, name)
+        if not callable(attr):
+            return attr
+
+        def on_loop(*args: Any, **kwargs: Any) -> Any:
+            async def call() -> Any:
+                result = attr(*args, **kwargs)
+                return await result if inspect.isawaitable(result) else result
+
+            return asyncio.run_coroutine_threadsafe(call(), self._loop).result()
+
+        return on_loop
+
+
 def executor(
-    func: Callable[..., Awaitable[Any]] | None = None,
+    func: Callable[..., Any] | None = None,
     *,
     id: str | None = None,
-    input: Any = _UNSET,
-    output: Any = _UNSET,
-    workflow_output: Any = _UNSET,
+    input: Any = None,
+    output: Any = None,
+    workflow_output: Any = None,
 ) -> Any:
-    """Turn an async function into an executor: ``@executor`` or ``@executor(id="upper")``.
+    """Turn a function into an executor: ``@executor``, ``@executor(id="upper")``, or with
+    explicit types ``@executor(input=str, output=int)``; see ``FunctionExecutor``."""
 
-    The function takes ``(message: T)`` or ``(message: T, ctx: WorkflowContext[...])``; its id
-    defaults to the function's name.
-    """
-
-    def wrap(fn: Callable[..., Awaitable[Any]]) -> FunctionExecutor:
+    def wrap(fn: Callable[..., Any]) -> FunctionExecutor:
         return FunctionExecutor(fn, id, input=input, output=output, workflow_output=workflow_output)
 
     return wrap(func) if func is not None else wrap

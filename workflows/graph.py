@@ -7,11 +7,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .edges import EdgeGroup
-from .exceptions import GraphMismatchError, WorkflowValidationError
+from .edges import EdgeGroup, InternalEdgeGroup
+from .exceptions import GraphMismatchError
 from .executor import Executor
 from .registry import default_registry
-from .typecheck import is_compatible
 
 __all__ = ["Graph", "describe_signature_change"]
 
@@ -21,6 +20,10 @@ class Graph:
     executors: dict[str, Executor]
     start_id: str
     groups: list[EdgeGroup]
+    # None: no designation, every yield is an output. Not part of the signature: it changes
+    # only how yields are labelled, never what runs (MAF does not hash it either).
+    output_executor_ids: frozenset[str] | None = None
+    intermediate_executor_ids: frozenset[str] = frozenset()
     outgoing: dict[str, list[EdgeGroup]] = field(default_factory=dict)
     signature: dict[str, Any] = field(default_factory=dict)
     signature_hash: str = ""
@@ -43,84 +46,49 @@ class Graph:
     def fan_in_groups(self) -> list[EdgeGroup]:
         return [g for g in self.groups if g.kind == "fan_in"]
 
+    @property
+    def described_groups(self) -> list[EdgeGroup]:
+        """Every group as ``Workflow.edge_groups`` shows it: the engine's own delivery to each
+        executor (``InternalEdgeGroup``, as MAF lists them) first, then the routing groups."""
+        return [*(InternalEdgeGroup(eid) for eid in self.executors), *self.groups]
+
+    # ------------------------------------------------------------------------ output designation
+
+    def classify_yield(self, executor_id: str) -> str | None:
+        """What ``ctx.yield_output`` from this executor becomes: ``"output"``, ``"intermediate"``,
+        or None when a designation exists and does not list the executor (the yield is hidden)."""
+        if self.output_executor_ids is None or executor_id in self.output_executor_ids:
+            return "output"
+        if executor_id in self.intermediate_executor_ids:
+            return "intermediate"
+        return None
+
     # ------------------------------------------------------------------------------ validation
 
     def validate(self) -> None:
-        """Refuse graphs that cannot work, naming the executors at fault."""
-        self._check_duplicate_edges()
-        self._check_reachable()
-        self._check_output_types()
+        """Refuse graphs that cannot work, naming the executors at fault; log what only looks
+        odd (see ``validation.py``)."""
+        from .validation import validate_graph
 
-    def _check_duplicate_edges(self) -> None:
-        seen: dict[tuple[str, str], str] = {}
-        for group in self.groups:
-            pairs = (
-                [(s, group.targets[0]) for s in group.sources]
-                if group.kind == "fan_in"
-                else [(group.sources[0], t) for t in group.targets]
-            )
-            for pair in pairs:
-                if pair in seen:
-                    raise WorkflowValidationError(
-                        f"duplicate edge {pair[0]!r} -> {pair[1]!r} (already added by a "
-                        f"{seen[pair]} group)"
-                    )
-                seen[pair] = group.kind
-
-    def _check_reachable(self) -> None:
-        reached = {self.start_id}
-        frontier = [self.start_id]
-        while frontier:
-            for group in self.outgoing.get(frontier.pop(), []):
-                for target in group.targets:
-                    if target not in reached:
-                        reached.add(target)
-                        frontier.append(target)
-        unreachable = [eid for eid in self.executors if eid not in reached]
-        if unreachable:
-            raise WorkflowValidationError(
-                f"executor(s) {unreachable} cannot be reached from the start executor "
-                f"{self.start_id!r}"
-            )
-
-    def _check_output_types(self) -> None:
-        for eid, ex in self.executors.items():
-            declared = ex.output_types
-            if not declared:
-                continue
-            groups = self.outgoing.get(eid, [])
-            if not groups:
-                raise WorkflowValidationError(
-                    f"executor {eid!r} declares it sends {_names(declared)} but has no outgoing "
-                    "edges"
-                )
-            for out_type in declared:
-                if not any(self._group_accepts(g, out_type) for g in groups):
-                    targets = sorted({t for g in groups for t in g.targets})
-                    raise WorkflowValidationError(
-                        f"executor {eid!r} declares it sends {_names([out_type])}, which none of "
-                        f"its targets {targets} handles"
-                    )
-
-    def _group_accepts(self, group: EdgeGroup, out_type: Any) -> bool:
-        for target in group.targets:
-            wanted = list[out_type] if group.kind == "fan_in" else out_type
-            for accepted in self.executors[target].input_types:
-                if is_compatible(wanted, accepted):
-                    return True
-        return False
+        validate_graph(self)
 
     def register_types(self) -> None:
         """Every type the graph's handlers name may appear in its checkpoints."""
         for ex in self.executors.values():
             for spec in ex.handler_specs:
-                for annotation in (spec.message_type, *(spec.output_types or ()),
-                                   *(spec.workflow_output_types or ())):
+                for annotation in (
+                    spec.message_type,
+                    *(spec.output_types or ()),
+                    *(spec.workflow_output_types or ()),
+                ):
                     default_registry.register_annotation(annotation)
             for rspec in ex.response_handler_specs:
-                for annotation in (rspec.request_type, rspec.response_type,
-                                   *(rspec.output_types or ()),
-                                   *(rspec.workflow_output_types or ())):
+                for annotation in (
+                    rspec.request_type,
+                    rspec.response_type,
+                    *(rspec.output_types or ()),
+                    *(rspec.workflow_output_types or ()),
+                ):
                     default_registry.register_annotation(annotation)
 
     def check_signature(self, checkpoint_hash: str, checkpoint_signature: dict[str, Any]) -> None:
@@ -131,10 +99,6 @@ class Graph:
             "this workflow's graph differs from the one that wrote the checkpoint"
             f" ({change}); rebuild the original graph to resume"
         )
-
-
-def _names(types_: list[Any]) -> str:
-    return ", ".join(getattr(t, "__name__", None) or repr(t) for t in types_)
 
 
 def describe_signature_change(old: dict[str, Any], new: dict[str, Any]) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Generator
+from collections.abc import AsyncIterator, Callable, Generator, Iterable
 from typing import Any
 
 from .events import RequestInfoEvent, WorkflowEvent, WorkflowRunState
@@ -12,11 +12,44 @@ __all__ = ["WorkflowRunResult", "WorkflowRunStream"]
 
 
 class WorkflowRunResult(list[WorkflowEvent]):
-    """Every event of a finished run, in order, with helpers for the common questions."""
+    """The events of a finished run, in order, with helpers for the common questions.
+
+    As in MAF, the list leaves out the ``started`` event and keeps ``status`` events aside
+    (``status_timeline()``) unless the run was asked for them with ``include_status_events=True``.
+    A stream yields every event as it happens.
+    """
+
+    def __init__(
+        self,
+        events: Iterable[WorkflowEvent] = (),
+        status_events: Iterable[WorkflowEvent] | None = None,
+    ) -> None:
+        super().__init__(events)
+        self._status_events: list[WorkflowEvent] = (
+            [e for e in self if e.type == "status"] if status_events is None else list(status_events)
+        )
+
+    @classmethod
+    def of(cls, events: list[WorkflowEvent], *, include_status_events: bool = False) -> WorkflowRunResult:
+        kept: list[WorkflowEvent] = []
+        status: list[WorkflowEvent] = []
+        for event in events:
+            if event.type == "started":
+                continue
+            if event.type == "status":
+                status.append(event)
+                if not include_status_events:
+                    continue
+            kept.append(event)
+        return cls(kept, status)
 
     def get_outputs(self) -> list[Any]:
         """The data of every ``output`` event."""
         return [event.data for event in self if event.type == "output"]
+
+    def get_intermediate_outputs(self) -> list[Any]:
+        """The data of every ``intermediate`` event (yields of intermediate executors)."""
+        return [event.data for event in self if event.type == "intermediate"]
 
     def get_request_info_events(self) -> list[RequestInfoEvent]:
         """Requests raised (or re-emitted on resume) that wait for an answer."""
@@ -24,13 +57,14 @@ class WorkflowRunResult(list[WorkflowEvent]):
 
     def get_final_state(self) -> WorkflowRunState:
         """The run's state at the end: ``IDLE``, ``IDLE_WITH_PENDING_REQUESTS``, ``FAILED``..."""
-        for event in reversed(self):
-            if event.type == "status" and event.state is not None:
+        for event in reversed(self._status_events):
+            if event.state is not None:
                 return event.state
         raise RuntimeError("the run emitted no status event")
 
-    def status_timeline(self) -> list[WorkflowRunState]:
-        return [e.state for e in self if e.type == "status" and e.state is not None]
+    def status_timeline(self) -> list[WorkflowEvent]:
+        """The run's ``status`` events, in order (``[e.state for e in ...]`` for the states)."""
+        return list(self._status_events)
 
     def get_checkpoint_ids(self) -> list[str]:
         """Checkpoints written after each superstep of this call, in order."""
@@ -48,7 +82,8 @@ class WorkflowRunStream:
     def __init__(self) -> None:
         self._factory: Callable[[], AsyncIterator[WorkflowEvent]] | None = None
         self._agen: AsyncIterator[WorkflowEvent] | None = None
-        self._events = WorkflowRunResult()
+        self._events: list[WorkflowEvent] = []
+        self.include_status_events = False
         self.busy = False
         self.finished = False
         self.live_task: asyncio.Task[Any] | None = None
@@ -86,10 +121,10 @@ class WorkflowRunStream:
         return ready().__await__()
 
     async def get_final_response(self) -> WorkflowRunResult:
-        """Consume what is left and return every event of the run."""
+        """Consume what is left and return the run's result (see ``WorkflowRunResult``)."""
         async for _ in self:
             pass
-        return self._events
+        return WorkflowRunResult.of(self._events, include_status_events=self.include_status_events)
 
     async def aclose(self) -> None:
         """Cancel the run if it is still going."""

@@ -8,6 +8,7 @@ Nothing here touches storage; the loop in ``workflow.py`` sequences that.
 from __future__ import annotations
 
 import asyncio
+import logging
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,8 @@ from .graph import Graph
 __all__ = ["Delivery", "HandlerFailure", "RunRuntime", "SuperstepScope", "commit", "route"]
 
 EventSink = Callable[[WorkflowEvent], None]
+
+logger = logging.getLogger("workflows")
 
 
 @dataclass
@@ -196,12 +199,6 @@ class SuperstepScope:
         box.append(WorkflowMessage(data, executor_id, target_id))
 
     def request_info(self, executor_id: str, request_id: str, data: Any, response_type: Any) -> None:
-        executor = self.graph.executors[executor_id]
-        if not executor.accepts_request(data, response_type):
-            raise TypeError(
-                f"executor {executor_id!r} asked for a {getattr(response_type, '__name__', response_type)} "
-                f"answer to a {type(data).__name__} request but has no @response_handler for that pair"
-            )
         if request_id in self._runtime.pending or request_id in self.new_requests:
             raise ValueError(f"request id {request_id!r} is already pending")
         if request_id in self._runtime.answered:
@@ -264,10 +261,15 @@ async def _run_executor(scope: SuperstepScope, executor_id: str, items: list[Del
     iteration = scope.iteration
     emit = scope.emit
     for delivery in items:
-        emit(WorkflowEvent("executor_invoked", executor_id=executor_id, iteration=iteration))
+        emit(
+            WorkflowEvent(
+                "executor_invoked", data=delivery.data, executor_id=executor_id, iteration=iteration
+            )
+        )
+        ctx: WorkflowContext[Any, Any] | None = None
         try:
             if delivery.request is not None:
-                await _call_response_handler(scope, executor, delivery)
+                ctx = await _call_response_handler(scope, executor, delivery)
             else:
                 found = executor.find_handler(delivery.data)
                 if found is None:  # routing checked this; only a raced mutation gets here
@@ -275,39 +277,56 @@ async def _run_executor(scope: SuperstepScope, executor_id: str, items: list[Del
                         f"executor {executor_id!r} has no handler for {type(delivery.data).__name__}"
                     )
                 spec, fn = found
-                ctx: WorkflowContext[Any, Any] = WorkflowContext(
-                    scope, executor_id, delivery.source_ids, spec.output_types
-                )
+                ctx = WorkflowContext(scope, executor_id, delivery.source_ids, spec.output_types)
                 await fn(delivery.data, ctx)
         except asyncio.CancelledError:
             raise
         except Exception as error:
+            details = error_details(error, executor_id)
             emit(
                 WorkflowEvent(
                     "executor_failed",
+                    data=details,
                     executor_id=executor_id,
                     iteration=iteration,
-                    details=error_details(error, executor_id),
+                    details=details,
                 )
             )
             raise HandlerFailure(executor_id, error) from error
-        emit(WorkflowEvent("executor_completed", executor_id=executor_id, iteration=iteration))
+        emit(
+            WorkflowEvent(
+                "executor_completed",
+                data=ctx.produced() if ctx is not None else None,
+                executor_id=executor_id,
+                iteration=iteration,
+            )
+        )
 
 
-async def _call_response_handler(scope: SuperstepScope, executor: Any, delivery: Delivery) -> None:
+async def _call_response_handler(
+    scope: SuperstepScope, executor: Any, delivery: Delivery
+) -> WorkflowContext[Any, Any] | None:
     request = delivery.request
     assert request is not None
     found = executor.find_response_handler(request.data, delivery.data)
     if found is None:
-        raise TypeError(
-            f"executor {executor.id!r} has no @response_handler for a {type(request.data).__name__} "
+        # MAF drops such an answer silently; it is dropped here too, but visibly.
+        text = (
+            f"the answer to request {request.request_id!r} was dropped: executor "
+            f"{executor.id!r} has no @response_handler for a {type(request.data).__name__} "
             f"request answered with {type(delivery.data).__name__}"
         )
+        logger.warning("%s", text)
+        scope.emit(
+            WorkflowEvent("warning", data=text, executor_id=executor.id, iteration=scope.iteration)
+        )
+        return None
     spec, fn = found
     ctx: WorkflowContext[Any, Any] = WorkflowContext(
         scope, executor.id, delivery.source_ids, spec.output_types, request_id=request.request_id
     )
     await fn(request.data, delivery.data, ctx)
+    return ctx
 
 
 # ------------------------------------------------------------------------------------------ commit

@@ -238,11 +238,13 @@ def _full_checkpoint() -> WorkflowCheckpoint:
     return make_checkpoint(
         previous_checkpoint_id="parent-id",
         iteration_count=7,
-        messages=[
-            WorkflowMessage(values["dataclass"], "intake", "reviewer"),
-            WorkflowMessage({1: (2, 3)}, "internal:intake", "intake"),
-            WorkflowMessage(True, "internal:reviewer", "reviewer", kind="response", request=request),
-        ],
+        messages={
+            "intake": [WorkflowMessage(values["dataclass"], "intake", "reviewer")],
+            "internal:intake": [WorkflowMessage({1: (2, 3)}, "internal:intake", "intake")],
+            "internal:reviewer": [
+                WorkflowMessage(True, "internal:reviewer", "reviewer", kind="response", request=request)
+            ],
+        },
         state={"everything": values, "counter": 3},
         executor_states={"reviewer": {"seen": [1, 2], "last": values["dataclass"]}},
         edge_states={"fan_in:a,b->c": {"a": [1, (2,)]}},
@@ -322,7 +324,8 @@ class CheckpointStorageContract:
         assert_identical(loaded.state, checkpoint.state, "state")
         assert_identical(loaded.executor_states, checkpoint.executor_states, "executor_states")
         assert_identical(loaded.edge_states, checkpoint.edge_states, "edge_states")
-        assert [m.data for m in loaded.messages] == [m.data for m in checkpoint.messages]
+        assert list(loaded.messages) == list(checkpoint.messages)  # sources, in order
+        assert [m.data for m in loaded.message_list()] == [m.data for m in checkpoint.message_list()]
         request = loaded.pending_request_info_events["req-1"]
         assert (request.request_type, request.response_type) == (ContractItem, bool)
 
@@ -393,7 +396,9 @@ class CheckpointStorageContract:
         assert await storage.list_checkpoint_ids() == []
 
     async def test_saving_an_unstorable_message_names_its_sender(self, storage: Any) -> None:
-        checkpoint = make_checkpoint(messages=[WorkflowMessage(lambda: None, "producer", None)])
+        checkpoint = make_checkpoint(
+            messages={"producer": [WorkflowMessage(lambda: None, "producer", None)]}
+        )
         with pytest.raises(CheckpointEncodeError, match="producer"):
             await storage.save(checkpoint)
 

@@ -7,14 +7,24 @@ does a value fit an annotation, and how close is the fit.
 
 from __future__ import annotations
 
+import ast
+import builtins
 import dataclasses
 import enum
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypeVar, Union
 
-__all__ = ["coerce", "flatten_union", "is_compatible", "is_instance_of", "match_distance"]
+__all__ = [
+    "coerce",
+    "contains_typevar",
+    "flatten_union",
+    "is_compatible",
+    "is_instance_of",
+    "match_distance",
+    "resolve_type_name",
+]
 
 _NONE_TYPE = type(None)
 _FAR = 1_000.0
@@ -177,3 +187,67 @@ def _coerce_one(value: object, target: object) -> object:
     except Exception:
         return _NO
     return _NO
+
+
+# ------------------------------------------------------------------------------ type names
+
+
+def contains_typevar(annotation: object) -> bool:
+    """Whether an unresolved ``TypeVar`` hides anywhere in ``annotation`` (``list[T]`` too)."""
+    if isinstance(annotation, TypeVar):
+        return True
+    return any(contains_typevar(arg) for arg in typing.get_args(annotation))
+
+
+# What MAF's resolution adds to a module's names; builtins come after both.
+_TYPE_NAME_EXTRAS: dict[str, object] = {"Union": Union, "Optional": typing.Optional}
+
+
+def resolve_type_name(text: str, *namespaces: Mapping[str, Any]) -> Any:
+    """Turn a type written as text (``"int | Order"``, ``"list[Order]"``, ``"models.Order"``)
+    into the type it names, looking names up in ``namespaces`` in order, then ``Union`` and
+    ``Optional``, then the builtins.
+
+    The text is parsed, never evaluated: only names, dotted attributes, ``|``, subscripts and
+    literal constants are allowed, so a type name cannot run code.
+
+    Raises:
+        NameError: a name is in none of the namespaces (the caller may retry with more).
+        ValueError: the text is not a type expression.
+    """
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ValueError(f"{text!r} is not a type expression: {exc.msg}") from exc
+    return _build_type(tree.body, namespaces, text)
+
+
+def _build_type(node: ast.expr, namespaces: tuple[Mapping[str, Any], ...], text: str) -> Any:
+    if isinstance(node, ast.Name):
+        for namespace in (*namespaces, _TYPE_NAME_EXTRAS, vars(builtins)):
+            if node.id in namespace:
+                return namespace[node.id]
+        raise NameError(f"name {node.id!r} in the type {text!r} is not defined", name=node.id)
+    if isinstance(node, ast.Attribute):
+        owner = _build_type(node.value, namespaces, text)
+        try:
+            return getattr(owner, node.attr)
+        except AttributeError as exc:
+            raise NameError(f"{ast.unparse(node)!r} in the type {text!r} does not exist") from exc
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        left = _build_type(node.left, namespaces, text)
+        right = _build_type(node.right, namespaces, text)
+        try:
+            return left | right  # the same object an annotation ``A | B`` gives
+        except TypeError:  # ``None | int``, string forward references
+            return typing.Union[left, right]  # noqa: UP007 (the | operator is what failed)
+    if isinstance(node, ast.Subscript):
+        origin = _build_type(node.value, namespaces, text)
+        return origin[_build_type(node.slice, namespaces, text)]
+    if isinstance(node, ast.Tuple):
+        return tuple(_build_type(item, namespaces, text) for item in node.elts)
+    if isinstance(node, ast.List):
+        return [_build_type(item, namespaces, text) for item in node.elts]
+    if isinstance(node, ast.Constant):
+        return node.value  # None, ``...`` and the values of a Literal[...]
+    raise ValueError(f"{text!r} is not a type expression ({ast.unparse(node)!r} is not allowed)")

@@ -8,12 +8,13 @@ superstep: route, run handlers, commit, checkpoint → final status. The steps t
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from .checkpoint import WorkflowCheckpoint, WorkflowMessage
+from .checkpoint import WorkflowCheckpoint, WorkflowMessage, group_by_source
 from .events import RequestInfoEvent, WorkflowEvent, WorkflowRunState, describe_type
 from .exceptions import (
     CheckpointEncodeError,
@@ -25,6 +26,7 @@ from .exceptions import (
     WorkflowConvergenceError,
 )
 from .graph import Graph
+from .introspection import WorkflowIntrospection
 from .result import WorkflowRunResult, WorkflowRunStream
 from .runtime import (
     HandlerFailure,
@@ -42,6 +44,8 @@ if TYPE_CHECKING:
     from .storage.protocol import CheckpointStorage
 
 __all__ = ["Workflow"]
+
+logger = logging.getLogger("workflows")
 
 
 class _Prepared:
@@ -98,7 +102,7 @@ class _LiveChannel:
                 stream.live_task = None
 
 
-class Workflow:
+class Workflow(WorkflowIntrospection):
     """A validated graph that can be run, resumed and answered. Build it with ``WorkflowBuilder``.
 
     One run at a time per instance. Between runs the instance keeps the current lineage in memory,
@@ -161,26 +165,6 @@ class Workflow:
     def pending_requests(self) -> dict[str, RequestInfoEvent]:
         return dict(self._runtime.pending) if self._runtime else {}
 
-    def to_dict(self) -> dict[str, Any]:
-        """The topology as JSON-safe data (for pictures of the graph)."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "start": self._graph.start_id,
-            "signature_hash": self.graph_signature_hash,
-            "executors": [
-                {
-                    "id": ex.id,
-                    "type": ex.type,
-                    "input_types": [describe_type(t) for t in ex.input_types],
-                    "output_types": [describe_type(t) for t in ex.output_types or []],
-                    "workflow_output_types": [describe_type(t) for t in ex.workflow_output_types],
-                }
-                for ex in self._graph.executors.values()
-            ],
-            "edge_groups": [g.signature() for g in self._graph.groups],
-        }
-
     # ------------------------------------------------------------------------------------ run
 
     @overload
@@ -193,6 +177,7 @@ class Workflow:
         checkpoint_id: str | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
         run_id: str | None = None,
+        include_status_events: bool = False,
     ) -> Awaitable[WorkflowRunResult]: ...
 
     @overload
@@ -205,6 +190,7 @@ class Workflow:
         checkpoint_id: str | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
         run_id: str | None = None,
+        include_status_events: bool = False,
     ) -> WorkflowRunStream: ...
 
     def run(
@@ -216,6 +202,7 @@ class Workflow:
         checkpoint_id: str | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
         run_id: str | None = None,
+        include_status_events: bool = False,
     ) -> Awaitable[WorkflowRunResult] | WorkflowRunStream:
         """Start a run, resume one from a checkpoint, or answer pending requests.
 
@@ -228,6 +215,8 @@ class Workflow:
             checkpoint_storage: the storage for this run only (overrides the builder's).
             run_id: the lineage id for a fresh run; with ``checkpoint_id``, a new id forks the
                 lineage (the original stays as it was).
+            include_status_events: keep ``status`` events inline in the final result (they are
+                always in ``status_timeline()``; a stream always yields them).
 
         Returns:
             An awaitable ``WorkflowRunResult``, or a ``WorkflowRunStream`` when ``stream`` is true.
@@ -252,6 +241,7 @@ class Workflow:
         storage = checkpoint_storage if checkpoint_storage is not None else self.checkpoint_storage
         token = object()
         run_stream = WorkflowRunStream()
+        run_stream.include_status_events = include_status_events
         stream_ref = weakref.ref(run_stream)
         run_stream.bind(
             lambda: self._events(
@@ -264,19 +254,16 @@ class Workflow:
         return run_stream.get_final_response()
 
     def _claim(self) -> None:
+        # The previous stream is the lock, as in MAF: while its caller still holds it unfinished,
+        # a second run would interleave with it. A stream the caller dropped is collected (its
+        # finalizer cancels the run), which frees the instance.
         active = self._active() if self._active is not None else None
         if active is None or active.finished:
             return
-        if active.busy:
-            raise ConcurrentRunError(
-                f"workflow {self.name!r} is running; wait for it to finish (one run per instance)"
-            )
-        # The caller walked away from an unfinished stream: it ends as cancelled.
-        try:
-            active.abandon()
-        except RuntimeError:  # no running loop: nothing was started, nothing to cancel
-            pass
-        self._status = WorkflowRunState.CANCELLED
+        raise ConcurrentRunError(
+            f"workflow {self.name!r} is already running; concurrent runs are not allowed on the "
+            "same instance (finish or aclose() the previous stream first)"
+        )
 
     # ---------------------------------------------------------------------------- the loop
 
@@ -399,8 +386,23 @@ class Workflow:
             )
         runtime = RunRuntime(run_id=run_id or uuid.uuid4().hex)
         runtime.messages = [WorkflowMessage(message, f"internal:{start.id}", start.id)]
+        prelude: list[WorkflowEvent] = []
+        previous = self._runtime
+        if previous is not None:
+            # As in MAF, one workflow object is one conversation: shared state (and the
+            # executors' own attributes) carry into the next run, and so do unanswered requests.
+            runtime.state = dict(previous.state)
+            if previous.pending:
+                runtime.pending = dict(previous.pending)
+                text = (
+                    f"workflow {self.name!r} got a new message while {len(previous.pending)} "
+                    "request(s) are still pending; they stay pending, but this run moves the "
+                    "executors and shared state on, so a later answer may meet a changed workflow"
+                )
+                logger.warning("%s", text)
+                prelude.append(WorkflowEvent("warning", data=text))
         await self._save(runtime, storage, "entry")
-        return _Prepared(runtime, [])
+        return _Prepared(runtime, prelude)
 
     def _runtime_copy_for_answers(self) -> RunRuntime:
         current = self._runtime
@@ -436,7 +438,7 @@ class Workflow:
         runtime = RunRuntime(
             run_id=run_id or checkpoint.run_id,
             iteration=checkpoint.iteration_count,
-            messages=list(checkpoint.messages),
+            messages=checkpoint.message_list(),
             state=dict(checkpoint.state),
             buffers={k: {s: list(v) for s, v in slot.items()} for k, slot in checkpoint.edge_states.items()},
             pending=pending,
@@ -511,12 +513,6 @@ class Workflow:
                 f"request {event.request_id!r} expects a {describe_type(expected)} answer, got "
                 f"{type(value).__name__}: {value!r:.200}"
             )
-        executor = self._graph.executors[event.source_executor_id]
-        if executor.find_response_handler(event.data, converted) is None:
-            raise ResponseTypeError(
-                f"executor {executor.id!r} has no response handler for a "
-                f"{type(converted).__name__} answer to request {event.request_id!r}"
-            )
         return converted
 
     async def _refuse_answered_elsewhere(
@@ -547,7 +543,7 @@ class Workflow:
             run_id=runtime.run_id,
             previous_checkpoint_id=runtime.last_checkpoint_id,
             iteration_count=runtime.iteration,
-            messages=list(runtime.messages),
+            messages=group_by_source(runtime.messages),
             state=dict(runtime.state),
             executor_states=await self._executor_states(),
             edge_states={k: {s: list(v) for s, v in slot.items()} for k, slot in runtime.buffers.items()},
@@ -572,3 +568,81 @@ class Workflow:
             if state:
                 states[executor_id] = state
         return states
+
+    # ------------------------------------------------------------------------------------------
+    # Sub-workflow hooks, used only by subworkflow.WorkflowExecutor (owned with that module).
+    # A child runs inside its parent's superstep without storage of its own; its whole run
+    # travels in the parent's checkpoints as an in-memory WorkflowCheckpoint. Export and import
+    # go through _save/_load with a one-slot storage, so they capture exactly what a stored
+    # checkpoint would.
+
+    class _HeldCheckpoint:
+        """A storage holding one checkpoint object, never encoded."""
+
+        def __init__(self, checkpoint: WorkflowCheckpoint | None = None) -> None:
+            self.checkpoint = checkpoint
+
+        async def save(self, checkpoint: WorkflowCheckpoint) -> str:
+            self.checkpoint = checkpoint
+            return checkpoint.checkpoint_id
+
+        async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
+            assert self.checkpoint is not None and self.checkpoint.checkpoint_id == checkpoint_id
+            return self.checkpoint
+
+    async def _run_as_child(
+        self, *, message: Any = None, responses: Mapping[str, Any] | None = None
+    ) -> WorkflowRunResult:
+        """Run a new input, or answers, to completion or idle, writing no checkpoints.
+
+        A new input while requests are pending joins the held run rather than starting a fresh
+        one, so those requests stay answerable (MAF's child keeps them too).
+        """
+        own = self.checkpoint_storage
+        self.checkpoint_storage = None
+        try:
+            runtime = self._runtime
+            if message is not None and runtime is not None and runtime.pending:
+                start = self.start_executor
+                runtime.messages.append(WorkflowMessage(message, f"internal:{start.id}", start.id))
+                pending = self.run(responses={})
+            elif message is not None:
+                pending = self.run(message)
+            else:
+                pending = self.run(responses=responses)
+        finally:  # run() has picked its storage by now
+            self.checkpoint_storage = own
+        return await pending
+
+    async def _export_run(self) -> WorkflowCheckpoint | None:
+        """The held run as a checkpoint object (None before the first run)."""
+        runtime = self._runtime
+        if runtime is None:
+            return None
+        held = Workflow._HeldCheckpoint()
+        previous = runtime.last_checkpoint_id
+        storage: Any = held
+        try:
+            await self._save(runtime, storage, "sub_workflow")
+        finally:
+            runtime.last_checkpoint_id = previous
+        assert held.checkpoint is not None
+        return held.checkpoint
+
+    async def _import_run(self, checkpoint: WorkflowCheckpoint | None) -> None:
+        """Hold the run ``checkpoint`` describes, executors restored; None forgets the run.
+
+        Raises:
+            GraphMismatchError: the checkpoint was written by a different graph.
+        """
+        if checkpoint is None:
+            self._runtime = None
+            self._status = WorkflowRunState.IDLE
+            return
+        storage: Any = Workflow._HeldCheckpoint(checkpoint)
+        runtime, restored = await self._load(checkpoint.checkpoint_id, storage, None)
+        await self._restore_executors(restored)
+        self._runtime = runtime
+        self._status = (
+            WorkflowRunState.IDLE_WITH_PENDING_REQUESTS if runtime.pending else WorkflowRunState.IDLE
+        )

@@ -91,7 +91,7 @@ def _layout(
     workflow_name: str, signature_hash: str
 ) -> tuple[GraphLayout, tuple[tuple[str, str], ...]]:
     description = registry.describe(workflow_name).to_dict()
-    executors = [str(e["id"]) for e in description.get("executors") or []]
+    executors = [str(executor_id) for executor_id in description.get("executors") or {}]
     edges = graph_edges(description)
     return layout_graph(executors, edges, str(description.get("start") or "")), tuple(edges)
 

@@ -8,6 +8,7 @@ test, and their handler annotations must be real objects, not names to resolve l
 import asyncio
 import gc
 import itertools
+import logging
 from dataclasses import dataclass
 from typing import Any, Never
 
@@ -393,7 +394,7 @@ async def test_a_failed_run_leaves_its_last_checkpoint_intact_and_resumable(
     with pytest.raises(ValueError):
         await exploding_workflow(storage).run(1)
     latest = await storage.get_latest(workflow_name="exploding")
-    assert latest.iteration_count == 2 and [m.data for m in latest.messages] == [3]
+    assert latest.iteration_count == 2 and [m.data for m in latest.message_list()] == [3]
     monkeypatch.setattr(Exploding, "armed", False)  # the bug was fixed and redeployed
     resumed = await exploding_workflow(storage).run(checkpoint_id=latest.checkpoint_id)
     assert resumed.get_outputs() == [5]
@@ -591,7 +592,7 @@ async def test_a_run_writes_an_entry_checkpoint_and_one_per_superstep() -> None:
     assert [c.iteration_count for c in checkpoints] == [0, 1, 2, 3]
     assert [c.metadata["kind"] for c in checkpoints] == ["entry", "superstep", "superstep", "superstep"]
     entry = checkpoints[0]
-    (message,) = entry.messages
+    (message,) = entry.messages["internal:loop"]
     assert (message.data, message.source_id, message.target_id) == (1, "internal:loop", "loop")
     assert result.get_checkpoint_ids() == [c.checkpoint_id for c in checkpoints[1:]]
     assert entry.executor_states == {"loop": {"seen": []}}
@@ -611,8 +612,8 @@ async def test_resuming_a_final_checkpoint_runs_no_superstep_and_writes_no_check
     storage = InMemoryCheckpointStorage()
     await loop_workflow(storage).run(1)
     before = await storage.list_checkpoint_ids()
-    result = await loop_workflow(storage).run(checkpoint_id=before[-1])
-    assert [e.type for e in result] == ["started", "status", "status"]
+    result = await loop_workflow(storage).run(checkpoint_id=before[-1], include_status_events=True)
+    assert [e.type for e in result] == ["status", "status"]
     assert result.get_final_state() == WorkflowRunState.IDLE
     assert await storage.list_checkpoint_ids() == before
 
@@ -826,7 +827,7 @@ async def test_cancelling_the_task_of_a_run_ends_it_cancelled_with_a_usable_chec
         await task
     assert workflow.status == WorkflowRunState.CANCELLED
     latest = await storage.get_latest(workflow_name="blocking")
-    assert latest.iteration_count == 2 and [m.data for m in latest.messages] == [3]
+    assert latest.iteration_count == 2 and [m.data for m in latest.message_list()] == [3]
     assert (await storage.load(latest.checkpoint_id)).checkpoint_id == latest.checkpoint_id
 
 
@@ -888,8 +889,10 @@ async def test_a_stream_delivers_events_while_handlers_are_still_running() -> No
 
 async def test_status_events_trace_the_run_states() -> None:
     result = await loop_workflow(limit=1).run(1)
-    assert result.status_timeline() == [WorkflowRunState.IN_PROGRESS, WorkflowRunState.IDLE]
-    assert result[0].type == "started"
+    assert [e.state for e in result.status_timeline()] == [
+        WorkflowRunState.IN_PROGRESS, WorkflowRunState.IDLE
+    ]
+    assert all(e.type == "status" for e in result.status_timeline())
 
 
 # ------------------------------------------------------------------------------------ edges
@@ -1025,15 +1028,22 @@ async def test_send_message_with_a_target_reaches_only_that_executor() -> None:
     assert "'nowhere'" in warning
 
 
-async def test_send_message_refuses_a_type_the_handler_did_not_declare() -> None:
+async def test_send_message_of_an_undeclared_type_is_sent_with_a_warning() -> None:
+    # MAF checks WorkflowContext[OutT] only when the graph is built; the message still goes.
     class Liar(Executor):
         @handler
         async def lie(self, n: int, ctx: WorkflowContext[int]) -> None:
             await ctx.send_message("text")  # type: ignore[arg-type]
 
-    liar, sink = Liar(id="liar"), Sink(id="sink")
-    with pytest.raises(TypeError, match="liar"):
-        await WorkflowBuilder(start_executor=liar).add_edge(liar, sink).build().run(1)
+    class Reader(Executor):
+        @handler
+        async def read(self, text: str | int, ctx: WorkflowContext[Never, str]) -> None:
+            await ctx.yield_output(text)
+
+    liar, reader = Liar(id="liar"), Reader(id="reader")
+    result = await WorkflowBuilder(start_executor=liar).add_edge(liar, reader).build().run(1)
+    assert result.get_outputs() == ["text"]
+    assert any("'liar' sent a str" in w for w in warnings_of(result))
 
 
 # ------------------------------------------------------------------------------------ events
@@ -1106,9 +1116,15 @@ def test_build_refuses_an_output_type_no_target_handles() -> None:
         WorkflowBuilder(start_executor=numbers).add_edge(numbers, words).build()
 
 
-def test_build_refuses_a_declared_output_without_outgoing_edges() -> None:
-    with pytest.raises(WorkflowValidationError, match="'lonely'"):
-        WorkflowBuilder(start_executor=Relay("lonely")).build()
+def test_build_warns_about_a_declared_output_without_outgoing_edges(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # MAF builds such a graph (a last executor declared WorkflowContext[T]); so do we, and say so.
+    with caplog.at_level(logging.WARNING, logger="workflows.validation"):
+        workflow = WorkflowBuilder(start_executor=Relay("lonely")).build()
+    assert workflow.start_executor_id == "lonely"
+    assert any("'lonely'" in r.getMessage() and "no outgoing" in r.getMessage()
+               for r in caplog.records)
 
 
 def test_build_refuses_an_unknown_executor_id() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Never
+from typing import Any, Never
 
 import pytest
 
@@ -36,8 +36,27 @@ class TimesTen(Executor):
         await ctx.yield_output(n * 10)
 
 
-async def lesson() -> None:
-    s1, s2 = AddOne(id="s1"), TimesTen(id="s2")
+# s2 declared the other ways MAF users write the last executor; MAF builds and runs each.
+class TimesTenDeclaredNone(Executor):
+    @handler
+    async def times(self, n: int, ctx: WorkflowContext[None, int]) -> None:
+        await ctx.yield_output(n * 10)
+
+
+class TimesTenDeclaredAny(Executor):
+    @handler
+    async def times(self, n: int, ctx: WorkflowContext[Any, int]) -> None:
+        await ctx.yield_output(n * 10)
+
+
+class TimesTenDeclaredIntInt(Executor):
+    @handler
+    async def times(self, n: int, ctx: WorkflowContext[int, int]) -> None:
+        await ctx.yield_output(n * 10)
+
+
+async def lesson(last: type[Executor] = TimesTen) -> None:
+    s1, s2 = AddOne(id="s1"), last(id="s2")
     # ---- the document's code, verbatim ----
     storage = FileCheckpointStorage("./checkpoints")
     workflow = (
@@ -68,6 +87,20 @@ async def test_lesson_outputs_60_and_lists_its_checkpoints(
     # Entry checkpoint plus one per superstep (s1, then s2), oldest first.
     assert [line.rsplit("=", 1)[1] for line in lines[1:]] == ["0", "1", "2"]
     assert all(line.startswith("  • ") and "…  iteration=" in line for line in lines[1:])
+
+
+@pytest.mark.parametrize(
+    "last",
+    [TimesTenDeclaredNone, TimesTenDeclaredAny, TimesTenDeclaredIntInt],
+    ids=["None", "Any", "int"],
+)
+async def test_lesson_outputs_60_however_s2_declares_what_it_sends(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str], last: type[Executor]
+) -> None:
+    await lesson(last)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "output: [60]"
+    assert [line.rsplit("=", 1)[1] for line in lines[1:]] == ["0", "1", "2"]
 
 
 async def test_lesson_leaves_json_checkpoints_under_the_checkpoints_folder(in_tmp: Path) -> None:

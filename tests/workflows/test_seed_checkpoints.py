@@ -6,6 +6,9 @@ The scaffolding they assume (executors ``start``/``worker``, ``create_workflow``
 ``initial_input``, old checkpoints to delete) is written around them.
 """
 
+# The document's code is kept as written, so the lint rules it predates are off for this file.
+# ruff: noqa: UP017, UP035, UP036, SIM102, BLE001
+
 from __future__ import annotations
 
 import asyncio
@@ -25,16 +28,18 @@ import pytest
 from workflows import (
     Executor,
     FileCheckpointStorage,
+    GraphMismatchError,
     InMemoryCheckpointStorage,
     WorkflowBuilder,
     WorkflowCheckpoint,
     WorkflowContext,
+    WorkflowRunState,
     handler,
 )
 
 if sys.version_info >= (3, 12):
     from typing import override
-else:  # pragma: no cover
+else:
     from typing_extensions import override
 
 SQUARES = {n: n * n for n in range(1, 11)}
@@ -170,7 +175,9 @@ async def test_complete_example_run_again_after_finishing_has_nothing_left_to_do
 async def test_resuming_from_every_mid_run_checkpoint_gives_the_full_squares(
     storage_kind: str,
 ) -> None:
-    storage = FileCheckpointStorage("./checkpoints") if storage_kind == "file" else InMemoryCheckpointStorage()
+    storage: Any = (
+        FileCheckpointStorage("./checkpoints") if storage_kind == "file" else InMemoryCheckpointStorage()
+    )
     workflow = squares_workflow(storage)
     fresh = await workflow.run(10)
     assert fresh.get_outputs() == [SQUARES]
@@ -306,7 +313,8 @@ async def test_custom_storage_round_trips_a_checkpoint_exactly(fake_db: FakeData
     await squares_workflow(storage).run(4)
     for row_id in list(fake_db.rows):
         checkpoint = await storage.load(row_id)
-        assert WorkflowCheckpoint.from_dict(json.loads(json.dumps(checkpoint.to_dict()))) == checkpoint
+        round_tripped = json.loads(json.dumps(checkpoint.to_dict()))
+        assert WorkflowCheckpoint.from_dict(round_tripped) == checkpoint
 
 
 # ==================================================================== "Capturing Checkpoints"
@@ -438,6 +446,73 @@ async def test_stateful_worker_state_survives_a_restart_mid_run(in_tmp: Path) ->
     assert result.get_outputs() == ["Processed 10 items"]
     worker = fresh.executors["stateful"]
     assert isinstance(worker, StatefulWorker) and worker._processed_items == [1] * 10
+
+
+class ItemFeeder(Executor):
+    """Hands the worker one item per superstep, ids 1..10, by looping on itself."""
+
+    @handler
+    async def feed(self, n: int, ctx: WorkflowContext[int | dict]) -> None:
+        await ctx.send_message({"id": n})
+        if n < 10:
+            await ctx.send_message(n + 1)
+
+
+def worker_placed_last(storage: Any) -> Any:
+    """The worker at the end of the graph: the items it sends on have nowhere to go (MAF builds
+    this and drops them)."""
+    feeder, worker = ItemFeeder(id="feeder"), StatefulWorker(id="stateful")
+    return (
+        WorkflowBuilder(start_executor=feeder, checkpoint_storage=storage, name="fed")
+        .add_edge(feeder, feeder)
+        .add_edge(feeder, worker)
+        .build()
+    )
+
+
+async def test_stateful_worker_placed_last_processes_ten_items() -> None:
+    storage = InMemoryCheckpointStorage()
+    workflow = worker_placed_last(storage)
+    result = await workflow.run(1)
+    assert result.get_outputs() == ["Processed 10 items"]
+    assert result.get_final_state() == WorkflowRunState.IDLE
+    checkpoints = await storage.list_checkpoints(workflow_name="fed")
+    assert [cp.iteration_count for cp in checkpoints] == list(range(12))  # as in MAF
+    worker = workflow.executors["stateful"]
+    assert isinstance(worker, StatefulWorker) and worker._processed_items == list(range(1, 11))
+
+
+async def test_stateful_worker_placed_last_resumes_its_count_in_a_fresh_workflow(
+    in_tmp: Path,
+) -> None:
+    interrupted = worker_placed_last(FileCheckpointStorage("./checkpoints"))
+    async for event in interrupted.run(1, stream=True):
+        if event.type == "superstep_completed" and event.iteration == 4:
+            break
+    storage = FileCheckpointStorage("./checkpoints")
+    latest = await storage.get_latest(workflow_name="fed")
+    assert latest is not None and latest.iteration_count == 4
+    # Four feeder steps, three items processed: MAF's checkpoint holds the same.
+    assert latest.executor_states["stateful"] == {"processed_items": [1, 2, 3], "total_count": 3}
+
+    fresh = worker_placed_last(storage)
+    result = await fresh.run(checkpoint_id=latest.checkpoint_id)
+    assert result.get_outputs() == ["Processed 10 items"]
+    assert fresh.executors["stateful"]._processed_items == list(range(1, 11))
+
+
+async def test_the_complete_examples_start_executor_placed_last_builds_and_runs() -> None:
+    # Declared WorkflowContext[Task] with no edge to take the Task: MAF builds it, runs it, and
+    # the Task is dropped; the run ends idle with no output.
+    start = StartExecutor(id="start")
+    storage = InMemoryCheckpointStorage()
+    workflow = WorkflowBuilder(
+        start_executor=start, checkpoint_storage=storage, name="alone"
+    ).build()
+    result = await workflow.run(3)
+    assert result.get_outputs() == []
+    assert result.get_final_state() == WorkflowRunState.IDLE
+    assert await storage.list_checkpoints(workflow_name="alone")
 
 
 # ===================================================================== "Managing Checkpoints"
@@ -629,3 +704,45 @@ async def test_automatic_recovery_loop_survives_failing_handlers(
     out = capsys.readouterr().out.splitlines()
     assert "Error: the square service timed out" in out
     assert out[-1] == f"Workflow completed: {SQUARES}"
+
+
+# ================================================================ "Checkpoint Compatibility"
+
+
+def audited_squares_workflow(storage: Any) -> Any:
+    """The complete example with one more executor: a different topology."""
+    start, worker = StartExecutor(id="start"), WorkerExecutor(id="worker")
+    audit = WorkerExecutor(id="audit")
+    return (
+        WorkflowBuilder(start_executor=start, checkpoint_storage=storage)
+        .add_edge(start, worker)
+        .add_edge(worker, worker)
+        .add_edge(worker, audit)
+        .build()
+    )
+
+
+async def test_a_checkpoint_is_refused_by_a_workflow_whose_structure_changed() -> None:
+    storage = InMemoryCheckpointStorage()
+    workflow = squares_workflow(storage, name="data-pipeline")
+    async for event in workflow.run(10, stream=True):
+        if event.type == "superstep_completed" and event.iteration == 3:
+            break
+    latest = await storage.get_latest(workflow_name="data-pipeline")
+    assert latest is not None
+
+    # MAF refuses too ("graph has changed"); ours names what changed.
+    changed = audited_squares_workflow(storage)
+    with pytest.raises(GraphMismatchError, match="audit"):
+        await changed.run(checkpoint_id=latest.checkpoint_id)
+    assert changed.executors["worker"]._results == {}
+
+    # The same topology, rebuilt from scratch, resumes.
+    resumed = await squares_workflow(storage).run(checkpoint_id=latest.checkpoint_id)
+    assert resumed.get_outputs() == [SQUARES]
+
+
+def test_the_graph_signature_hash_follows_topology_only() -> None:
+    signature = squares_workflow().graph_signature_hash
+    assert squares_workflow(name="other").graph_signature_hash == signature
+    assert audited_squares_workflow(None).graph_signature_hash != signature

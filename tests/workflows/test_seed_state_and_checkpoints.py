@@ -5,23 +5,39 @@
 — is the scaffolding the chapter describes (python/main.py), and the chapter's eight tests are
 ported below. The proof: resuming from the first checkpoint into an executor seeded with a
 deliberately wrong 999.0 still gives 15.0, because the checkpoint is the source of truth.
+
+The document's executor also runs on its own, placed last (it declares it sends a float that no
+edge takes: MAF builds that graph and drops the message), through the chapter's worked
+scenarios: refund resume, storage given at run time, the resume-with-message gotcha and the
+compatibility check. The capstone's cross-process approval runs in two fresh interpreters
+(``seed_return_approval.py``). Expected values were checked against MAF 1.23 itself.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Never
+from typing import Any, Never, TextIO
 
 import pytest
 
 from workflows import (
+    CheckpointEncodeError,
     Executor,
     FileCheckpointStorage,
+    GraphMismatchError,
     InMemoryCheckpointStorage,
+    RunArgumentsError,
     WorkflowBuilder,
     WorkflowContext,
+    WorkflowRunState,
     handler,
 )
+
+HERE = Path(__file__).resolve().parent
 
 WORKFLOW_NAME = "return-refund"
 
@@ -60,9 +76,31 @@ class FinalizeReturnExecutor(Executor):
         await ctx.yield_output(refund_amount)
 
 
-def build_workflow(initial_refund: float, storage: Any = None) -> Any:
+# The same finalizer declared the other ways MAF users write an output-only executor; MAF builds
+# and runs all three.
+class FinalizeReturnDeclaredNone(Executor):
+    def __init__(self) -> None:
+        super().__init__(id="finalize-return")
+
+    @handler
+    async def finalize(self, refund_amount: float, ctx: WorkflowContext[None, float]) -> None:
+        await ctx.yield_output(refund_amount)
+
+
+class FinalizeReturnDeclaredAny(Executor):
+    def __init__(self) -> None:
+        super().__init__(id="finalize-return")
+
+    @handler
+    async def finalize(self, refund_amount: float, ctx: WorkflowContext[Any, float]) -> None:
+        await ctx.yield_output(refund_amount)
+
+
+def build_workflow(
+    initial_refund: float, storage: Any = None, finalizer: type[Executor] = FinalizeReturnExecutor
+) -> Any:
     request = ReturnRequestExecutor(initial_refund)
-    finalize = FinalizeReturnExecutor()
+    finalize = finalizer()
     return (
         WorkflowBuilder(start_executor=request, checkpoint_storage=storage, name=WORKFLOW_NAME)
         .add_edge(request, finalize)
@@ -70,19 +108,30 @@ def build_workflow(initial_refund: float, storage: Any = None) -> Any:
     )
 
 
-async def run_workflow(storage: Any, initial_refund: float, item_refund: float) -> float:
-    result = await build_workflow(initial_refund, storage).run(item_refund)
+async def run_workflow(
+    storage: Any,
+    initial_refund: float,
+    item_refund: float,
+    finalizer: type[Executor] = FinalizeReturnExecutor,
+) -> float:
+    result = await build_workflow(initial_refund, storage, finalizer).run(item_refund)
     (output,) = result.get_outputs()
     return float(output)
 
 
 async def resume_from_checkpoint(
-    storage: Any, checkpoint_id: str, *, resume_initial_refund: float
+    storage: Any,
+    checkpoint_id: str,
+    *,
+    resume_initial_refund: float,
+    finalizer: type[Executor] = FinalizeReturnExecutor,
 ) -> float:
     # A fresh workflow object, as a new process would build it; storage given to run() only.
-    workflow = build_workflow(resume_initial_refund)
+    workflow = build_workflow(resume_initial_refund, finalizer=finalizer)
     outputs = []
-    async for event in workflow.run(stream=True, checkpoint_id=checkpoint_id, checkpoint_storage=storage):
+    async for event in workflow.run(
+        stream=True, checkpoint_id=checkpoint_id, checkpoint_storage=storage
+    ):
         if event.type == "output":
             outputs.append(event.data)
     (output,) = outputs
@@ -125,6 +174,23 @@ async def test_demo_resumes_into_an_executor_seeded_with_999_and_still_gets_15(
     ]
 
 
+@pytest.mark.parametrize(
+    "finalizer",
+    [FinalizeReturnExecutor, FinalizeReturnDeclaredNone, FinalizeReturnDeclaredAny],
+    ids=["Never", "None", "Any"],
+)
+async def test_the_demo_gives_15_however_the_finalizer_declares_it_sends_nothing(
+    tmp_path: Path, finalizer: type[Executor]
+) -> None:
+    storage = FileCheckpointStorage(tmp_path)
+    assert await run_workflow(storage, 10.0, 5.0, finalizer) == 15.0
+    first = (await storage.list_checkpoints(workflow_name=WORKFLOW_NAME))[0]
+    replayed = await resume_from_checkpoint(
+        storage, first.checkpoint_id, resume_initial_refund=999.0, finalizer=finalizer
+    )
+    assert replayed == 15.0
+
+
 async def test_main_with_default_arguments_exits_zero(tmp_path: Path) -> None:
     assert await main([], tmp_path) == 0
 
@@ -141,7 +207,8 @@ async def test_every_checkpoint_before_the_output_replays_to_the_original_result
     checkpoints = await storage.list_checkpoints(workflow_name=WORKFLOW_NAME)
     assert [cp.iteration_count for cp in checkpoints] == [0, 1, 2]
     for cp in checkpoints[:2]:  # the last one is after the output: nothing is left to run
-        assert await resume_from_checkpoint(storage, cp.checkpoint_id, resume_initial_refund=999.0) == 15.0
+        replayed = await resume_from_checkpoint(storage, cp.checkpoint_id, resume_initial_refund=999.0)
+        assert replayed == 15.0, cp.iteration_count
 
 
 # ------------------------------------------------------------------- the chapter's eight tests
@@ -212,10 +279,88 @@ def test_build_workflow_builds_with_checkpoint_storage_attached(tmp_path: Path) 
     assert workflow.name == WORKFLOW_NAME
 
 
-# ------------------------------------------------------------------------------ the gotchas
+# ------------------------------------------------ the document's executor alone, placed last
 
 
-async def test_resume_cannot_take_a_new_message(tmp_path: Path) -> None:
+def request_alone(initial_refund: float, storage: Any = None) -> Any:
+    """Only the code the chapter shows: one executor sending a float nobody takes."""
+    return WorkflowBuilder(
+        start_executor=ReturnRequestExecutor(initial_refund),
+        checkpoint_storage=storage,
+        name=WORKFLOW_NAME,
+    ).build()
+
+
+async def alone_checkpoints(storage: Any) -> list[Any]:
+    result = await request_alone(10.0, storage).run(5.0)
+    assert result.get_outputs() == []
+    assert result.get_final_state() == WorkflowRunState.IDLE
+    return await storage.list_checkpoints(workflow_name=WORKFLOW_NAME)
+
+
+async def test_the_documents_executor_alone_builds_runs_and_checkpoints_its_refund(
+    tmp_path: Path,
+) -> None:
+    checkpoints = await alone_checkpoints(FileCheckpointStorage(tmp_path))
+    # Entry, after the handler, after the dropped float: as in MAF.
+    assert [cp.iteration_count for cp in checkpoints] == [0, 1, 2]
+    assert [cp.executor_states["return-request"]["refund_amount"] for cp in checkpoints] == [
+        10.0, 15.0, 15.0,
+    ]
+
+
+async def test_refund_resume_of_the_executor_alone_trusts_every_checkpoint_over_999(
+    tmp_path: Path,
+) -> None:
+    storage = FileCheckpointStorage(tmp_path)
+    for cp in await alone_checkpoints(storage):
+        fresh = request_alone(999.0)
+        await fresh.run(checkpoint_id=cp.checkpoint_id, checkpoint_storage=storage)
+        assert fresh.executors["return-request"].refund_amount == 15.0, cp.iteration_count
+
+
+async def test_storage_at_run_time_resumes_a_workflow_built_without_storage(
+    tmp_path: Path,
+) -> None:
+    storage = FileCheckpointStorage(tmp_path)
+    id = (await alone_checkpoints(storage))[0].checkpoint_id
+    workflow = request_alone(999.0)
+    assert workflow.checkpoint_storage is None
+
+    # ---- the document's code (the "Resume" row of the side-by-side table), verbatim ----
+    run = workflow.run(stream=True, checkpoint_id=id, checkpoint_storage=storage)
+    # ---- end ----
+    events = [event async for event in run]
+
+    assert [e.type for e in events if e.type.startswith("executor_")] == [
+        "executor_invoked", "executor_completed",
+    ]
+    assert workflow.executors["return-request"].refund_amount == 15.0
+    # The resumed run saves its own checkpoints into the storage it was given.
+    assert len(await storage.list_checkpoints(workflow_name=WORKFLOW_NAME)) > 3
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_resume_with_message_gotcha_is_refused_before_anything_runs(
+    tmp_path: Path, stream: bool
+) -> None:
+    storage = FileCheckpointStorage(tmp_path)
+    first = (await alone_checkpoints(storage))[0]
+    before = await storage.list_checkpoint_ids(workflow_name=WORKFLOW_NAME)
+    workflow = request_alone(999.0, storage)
+    # MAF raises ValueError at the call, streaming or not; ours is a ValueError too.
+    with pytest.raises(RunArgumentsError, match="not both") as refused:
+        outcome = workflow.run(5.0, checkpoint_id=first.checkpoint_id, stream=stream)
+        if not stream:
+            await outcome
+    assert isinstance(refused.value, ValueError)
+    assert workflow.executors["return-request"].refund_amount == 999.0
+    assert await storage.list_checkpoint_ids(workflow_name=WORKFLOW_NAME) == before
+
+
+async def test_resume_cannot_take_a_new_message_in_the_two_executor_pipeline(
+    tmp_path: Path,
+) -> None:
     storage = FileCheckpointStorage(tmp_path)
     await run_workflow(storage, 10.0, 5.0)
     first = (await storage.list_checkpoints(workflow_name=WORKFLOW_NAME))[0]
@@ -223,9 +368,135 @@ async def test_resume_cannot_take_a_new_message(tmp_path: Path) -> None:
         await build_workflow(10.0, storage).run(5.0, checkpoint_id=first.checkpoint_id)
 
 
+async def test_compatibility_check_refuses_a_checkpoint_of_a_changed_graph(
+    tmp_path: Path,
+) -> None:
+    storage = FileCheckpointStorage(tmp_path / "alone")
+    alone_first = (await alone_checkpoints(storage))[0]
+    # The pipeline grew a finalizer since the checkpoint was written: MAF refuses too
+    # (WorkflowCheckpointException, "graph has changed"); ours also names the change.
+    grown = build_workflow(999.0)
+    with pytest.raises(GraphMismatchError, match="finalize-return"):
+        await grown.run(checkpoint_id=alone_first.checkpoint_id, checkpoint_storage=storage)
+    assert grown.executors["return-request"].refund_amount == 999.0
+
+    # And the other way: a checkpoint of the two-executor pipeline, resumed without its finalizer.
+    pipeline_storage = FileCheckpointStorage(tmp_path / "pipeline")
+    await run_workflow(pipeline_storage, 10.0, 5.0)
+    pipeline_first = (await pipeline_storage.list_checkpoints(workflow_name=WORKFLOW_NAME))[0]
+    assert pipeline_first.graph_signature_hash != alone_first.graph_signature_hash
+    with pytest.raises(GraphMismatchError, match="finalize-return"):
+        await request_alone(999.0).run(
+            checkpoint_id=pipeline_first.checkpoint_id, checkpoint_storage=pipeline_storage
+        )
+    # The unchanged graph, rebuilt from scratch, is accepted.
+    rebuilt = request_alone(999.0)
+    await rebuilt.run(checkpoint_id=alone_first.checkpoint_id, checkpoint_storage=storage)
+    assert rebuilt.executors["return-request"].refund_amount == 15.0
+
+
+# ------------------------------------------------------------------------------ the gotchas
+
+
 def test_an_unnamed_pipeline_gets_the_same_name_in_every_build() -> None:
+    # Ours derives the name from the graph; MAF makes up a new one per build, which is why
+    # the chapter insists on a stable name.
     def unnamed() -> Any:
         request, finalize = ReturnRequestExecutor(1.0), FinalizeReturnExecutor()
         return WorkflowBuilder(start_executor=request).add_edge(request, finalize).build()
 
     assert unnamed().name == unnamed().name
+
+
+async def test_checkpoints_are_found_again_only_under_the_workflows_name(tmp_path: Path) -> None:
+    storage = FileCheckpointStorage(tmp_path)
+    await run_workflow(storage, 10.0, 5.0)
+    assert len(await storage.list_checkpoints(workflow_name=WORKFLOW_NAME)) == 3
+    assert await storage.list_checkpoints(workflow_name="return-refund-v2") == []
+
+
+class RefundWithAnOpenLog(ReturnRequestExecutor):
+    """Breaks the chapter's rule: its saved state holds an open file handle."""
+
+    def __init__(self, initial_refund: float, log: TextIO) -> None:
+        super().__init__(initial_refund)
+        self.log = log
+
+    async def on_checkpoint_save(self) -> dict[str, Any]:
+        return {"refund_amount": self.refund_amount, "log": self.log}
+
+
+@pytest.fixture
+def open_log(tmp_path: Path) -> Iterator[TextIO]:
+    with open(tmp_path / "refunds.log", "w", encoding="utf-8") as log:
+        yield log
+
+
+async def test_state_that_cannot_round_trip_is_refused_naming_the_executor_and_key(
+    tmp_path: Path, open_log: TextIO
+) -> None:
+    # MAF logs "Failed to create checkpoint" and runs on without checkpoints; ours refuses at
+    # the first save so a run never believes it is durable when it is not.
+    storage = FileCheckpointStorage(tmp_path / "checkpoints")
+    request = RefundWithAnOpenLog(10.0, open_log)
+    workflow = (
+        WorkflowBuilder(start_executor=request, checkpoint_storage=storage, name=WORKFLOW_NAME)
+        .add_edge(request, FinalizeReturnExecutor())
+        .build()
+    )
+    with pytest.raises(CheckpointEncodeError, match=r"'return-request'.*'log'"):
+        await workflow.run(5.0)
+    assert await storage.list_checkpoints(workflow_name=WORKFLOW_NAME) == []
+
+
+async def test_checkpoints_pile_up_nothing_is_deleted_automatically(tmp_path: Path) -> None:
+    storage = FileCheckpointStorage(tmp_path)
+    for _ in range(2):
+        await run_workflow(storage, 10.0, 5.0)
+    assert len(await storage.list_checkpoints(workflow_name=WORKFLOW_NAME)) == 6
+    assert len(list(tmp_path.rglob("*.json"))) >= 6
+
+
+# ------------------------------------------------- the capstone: approval in another process
+
+
+def in_a_fresh_interpreter(*args: str) -> dict[str, Any]:
+    code = (
+        f"import sys; sys.path.insert(0, {str(HERE)!r}); "
+        "import seed_return_approval as m; m.cli()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("finalize", ["None", "Any"])
+@pytest.mark.parametrize(
+    ("approval", "outputs"),
+    [
+        ({"approved": True, "reviewer": "grace"}, [15.0]),
+        ({"approved": False, "reviewer": "linus"}, ["refund of 15.0 rejected by linus"]),
+    ],
+    ids=["approved", "rejected"],
+)
+def test_a_paused_return_is_resumed_in_another_process_from_checkpoint_id_and_approval(
+    tmp_path: Path, finalize: str, approval: dict[str, Any], outputs: list[Any]
+) -> None:
+    paused = in_a_fresh_interpreter("pause", str(tmp_path), finalize)
+    assert paused["state"] == "IDLE_WITH_PENDING_REQUESTS"
+    assert paused["outputs"] == [] and paused["request"] == 15.0
+
+    # Only the two ids cross the gap, as in the capstone's hitl_requests row.
+    resumed = in_a_fresh_interpreter(
+        "approve", str(tmp_path), finalize,
+        paused["checkpoint_id"], paused["request_id"], json.dumps(approval),
+    )
+    assert resumed == {
+        "pending": {paused["request_id"]: 15.0},
+        "outputs": outputs,
+        "state": "IDLE",
+        "refund_amount": 15.0,  # the checkpoint's, not the 999.0 the fresh process seeded
+    }

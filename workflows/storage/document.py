@@ -121,7 +121,7 @@ def _surely_inline(value: Any) -> bool:
     if value is None or kind is bool or kind is float:
         return True  # a float's repr is at most 24 characters
     if kind is int:
-        return -(10**18) < value < 10**18
+        return bool(-(10**18) < value < 10**18)
     if kind is dict or kind is list:
         return not value
     return False

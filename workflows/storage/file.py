@@ -29,7 +29,7 @@ from typing import Any
 from .. import codec
 from ..checkpoint import WorkflowCheckpoint
 from ..exceptions import CheckpointDecodeError, CheckpointError, CheckpointNotFoundError
-from ..registry import TypeRegistry, default_registry
+from ..registry import AllowedTypes, TypeRegistry, default_registry
 from .document import PartCache, join_checkpoint, split_checkpoint, summarize_record
 from .protocol import CheckpointSummary, instant
 
@@ -74,6 +74,9 @@ class FileCheckpointStorage:
 
     Args:
         storage_path: the folder; ids are confined to it.
+        allowed_checkpoint_types: types checkpoints may store and restore besides those already
+            registered, as MAF writes them: ``"module:qualname"`` names or classes. They join
+            ``registry`` (see ``TypeRegistry.allow``); a name is never imported.
         registry: the types checkpoints may restore (defaults to the process-wide registry).
         offload_io: write on a worker thread instead of the event loop. A run waits for its
             checkpoint to be durable either way; offloading lets *other* coroutines on the same
@@ -85,9 +88,11 @@ class FileCheckpointStorage:
         self,
         storage_path: str | os.PathLike[str],
         *,
+        allowed_checkpoint_types: AllowedTypes | None = None,
         registry: TypeRegistry = default_registry,
         offload_io: bool = False,
     ) -> None:
+        registry.allow(allowed_checkpoint_types)
         self._offload = offload_io
         self.root = Path(storage_path).resolve()
         self._dir = self.root / "checkpoints"
@@ -110,6 +115,11 @@ class FileCheckpointStorage:
         with self._lock:
             self._refresh()
             self._repair()
+
+    @property
+    def storage_path(self) -> Path:
+        """The folder (MAF's attribute name)."""
+        return self.root
 
     # ------------------------------------------------------------------------------ paths & ids
 

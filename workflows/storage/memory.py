@@ -11,7 +11,7 @@ import asyncio
 from .. import codec
 from ..checkpoint import WorkflowCheckpoint
 from ..exceptions import CheckpointDecodeError, CheckpointNotFoundError
-from ..registry import TypeRegistry, default_registry
+from ..registry import AllowedTypes, TypeRegistry, default_registry
 from .document import PartCache, join_checkpoint, split_checkpoint, summarize_record
 from .protocol import CheckpointSummary, instant
 
@@ -19,9 +19,20 @@ __all__ = ["InMemoryCheckpointStorage"]
 
 
 class InMemoryCheckpointStorage:
-    """Checkpoints in this process's memory; lost when it ends. For tests and development."""
+    """Checkpoints in this process's memory; lost when it ends. For tests and development.
 
-    def __init__(self, *, registry: TypeRegistry = default_registry) -> None:
+    ``allowed_checkpoint_types`` is as for ``FileCheckpointStorage``: MAF's in-memory storage
+    keeps live objects and needs no list, but this one stores what a file would hold, so types
+    kept in state must be registered or listed here too.
+    """
+
+    def __init__(
+        self,
+        *,
+        allowed_checkpoint_types: AllowedTypes | None = None,
+        registry: TypeRegistry = default_registry,
+    ) -> None:
+        registry.allow(allowed_checkpoint_types)
         self._registry = registry
         self._records: dict[str, tuple[str, CheckpointSummary, list[str]]] = {}
         self._blob_text: dict[str, str] = {}
