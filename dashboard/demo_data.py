@@ -37,12 +37,20 @@ def seed() -> None:
         ("return-replace", {"order_id": "ORD-1002", "item_sku": "TOASTER-4", "refund_amount": 89.0, "work_ms": 0}),
         ("return-replace", {"order_id": "ORD-1003", "item_sku": "KETTLE-2L", "refund_amount": 35.0, "work_ms": 0}),
         ("return-replace", {"order_id": "ORD-1004", "reason": "changed-mind", "work_ms": 0}),
+        # The manager's review is a sub-workflow: its question waits in the inbox.
+        ("expense-claim", {"employee": "Dana", "amount": 420.0, "category": "travel", "work_ms": 0}),
     ]
     for name, data in start:
         services.run_start(workflow_name=name, input=data, user=operator)
     embedded.wait_for_background_tasks(SEED_TIMEOUT_SECONDS)
     # One approval decided, so the inbox has history and one return completes.
-    first = ApprovalRequest.objects.filter(status=ApprovalStatus.PENDING).order_by("created_at").first()
+    first = (
+        ApprovalRequest.objects.filter(
+            status=ApprovalStatus.PENDING, run__workflow_name="return-replace"
+        )
+        .order_by("created_at")
+        .first()
+    )
     if first is not None and approver is not None:
         services.approval_decide(
             first.request_id,

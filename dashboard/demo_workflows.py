@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, Never
 
 from pydantic import Field
 
@@ -20,13 +20,16 @@ from workflows import (
     Workflow,
     WorkflowBuilder,
     WorkflowContext,
+    WorkflowExecutor,
     handler,
     response_handler,
 )
 
 __all__ = [
+    "build_expense_claim",
     "build_fail_at_step",
     "build_fan_out_fan_in",
+    "build_manager_review",
     "build_refund",
     "build_return_replace",
     "build_squares",
@@ -503,5 +506,203 @@ def build_return_replace(checkpoint_storage: CheckpointStorage | None = None) ->
             checkpoint_storage=checkpoint_storage,
         )
         .add_chain(chain)
+        .build()
+    )
+
+
+# ---------------------------------------------------------------------- expense claim (MAF-style)
+#
+# Written the way a Microsoft Agent Framework user writes it (only the import differs): a
+# manager's review is a workflow of its own, used as one executor of the claim workflow through
+# ``WorkflowExecutor(..., propagate_request=True)``, so the manager's question becomes a request
+# of the outer run (the approval inbox shows it) and the answer resumes the inner workflow.
+# ``output_from`` / ``intermediate_output_from`` say which yields are the outputs.
+
+
+@dataclass
+class ExpenseClaim:
+    """An employee's expense claim; claims above ``auto_approve_limit`` need a manager."""
+
+    employee: str = "Dana"
+    amount: float = 420.0
+    category: str = "travel"
+    auto_approve_limit: float = 100.0
+    work_ms: int = 200
+
+
+@dataclass
+class PolicyVerdict:
+    """What the policy check found, handed to the manager's step inside the review."""
+
+    employee: str
+    amount: float
+    category: str
+    within_policy: bool
+    needs_manager: bool
+    work_ms: int = 0
+
+
+@dataclass
+class ManagerQuestion:
+    """What the manager is asked inside the review sub-workflow."""
+
+    employee: str
+    amount: float
+    category: str
+    within_policy: bool
+    question: str
+
+
+@dataclass
+class ManagerDecision:
+    """The manager's answer: approve or reject the claim, with a note for the employee."""
+
+    approved: bool
+    note: Annotated[str, Field(max_length=500, description="Shown to the employee")] = ""
+
+
+@dataclass
+class ReviewOutcome:
+    """The review sub-workflow's output: the parent's payout step takes it."""
+
+    employee: str
+    amount: float
+    approved: bool
+    reviewed_by: str
+    note: str = ""
+
+
+_CATEGORY_LIMITS = {"travel": 2000.0, "meals": 150.0, "equipment": 1500.0}
+
+
+class ClaimIntake(Executor):
+    @handler
+    async def intake(self, claim: ExpenseClaim, ctx: WorkflowContext[ExpenseClaim, str]) -> None:
+        if not claim.employee.strip():
+            raise ValueError("employee is required")
+        if claim.amount <= 0:
+            raise ValueError("amount must be positive")
+        await _work(claim.work_ms)
+        ctx.set_state("claim", {"employee": claim.employee, "amount": claim.amount})
+        # An intermediate output: shown as progress, not as the run's result.
+        await ctx.yield_output(f"claim of {claim.amount:.2f} from {claim.employee} received")
+        await ctx.send_message(claim)
+
+
+class PolicyCheck(Executor):
+    @handler
+    async def check(
+        self, claim: ExpenseClaim, ctx: WorkflowContext[PolicyVerdict, str]
+    ) -> None:
+        await _work(claim.work_ms)
+        limit = _CATEGORY_LIMITS.get(claim.category, 500.0)
+        verdict = PolicyVerdict(
+            employee=claim.employee,
+            amount=claim.amount,
+            category=claim.category,
+            within_policy=claim.amount <= limit,
+            needs_manager=claim.amount > claim.auto_approve_limit,
+            work_ms=claim.work_ms,
+        )
+        ctx.set_state("policy", {"category_limit": limit, "within_policy": verdict.within_policy})
+        await ctx.yield_output(
+            f"policy check: {claim.category} limit {limit:.2f}, "
+            + ("within policy" if verdict.within_policy else "over the limit")
+        )
+        await ctx.send_message(verdict)
+
+
+class ManagerApproval(Executor):
+    """Asks the manager when the amount needs one; otherwise approves by policy."""
+
+    @handler
+    async def ask(
+        self, verdict: PolicyVerdict, ctx: WorkflowContext[Never, ReviewOutcome]
+    ) -> None:
+        if not verdict.needs_manager:
+            await ctx.yield_output(
+                ReviewOutcome(
+                    verdict.employee, verdict.amount, verdict.within_policy, "policy", "small claim"
+                )
+            )
+            return
+        ctx.set_state("asked", {"employee": verdict.employee, "amount": verdict.amount})
+        await ctx.request_info(
+            ManagerQuestion(
+                employee=verdict.employee,
+                amount=verdict.amount,
+                category=verdict.category,
+                within_policy=verdict.within_policy,
+                question=f"Approve {verdict.employee}'s {verdict.category} claim of "
+                f"{verdict.amount:.2f}?",
+            ),
+            ManagerDecision,
+        )
+
+    @response_handler
+    async def decided(
+        self,
+        question: ManagerQuestion,
+        decision: ManagerDecision,
+        ctx: WorkflowContext[Never, ReviewOutcome],
+    ) -> None:
+        ctx.delete_state("asked")
+        await ctx.yield_output(
+            ReviewOutcome(
+                question.employee, question.amount, decision.approved, "manager", decision.note
+            )
+        )
+
+
+def build_manager_review() -> Workflow:
+    """The inner workflow: a policy check, then the manager's approval when needed."""
+    check, approval = PolicyCheck(id="policy-check"), ManagerApproval(id="manager-approval")
+    return (
+        WorkflowBuilder(
+            start_executor=check,
+            name="manager-review",
+            description="Checks a claim against the policy and asks a manager to approve it.",
+            output_from=[approval],
+            intermediate_output_from=[check],
+        )
+        .add_edge(check, approval)
+        .build()
+    )
+
+
+class Payout(Executor):
+    @handler
+    async def pay(self, outcome: ReviewOutcome, ctx: WorkflowContext[None, dict]) -> None:
+        claim = ctx.get_state("claim") or {}
+        await ctx.yield_output(
+            {
+                "employee": outcome.employee,
+                "amount": outcome.amount,
+                "paid": outcome.amount if outcome.approved else 0.0,
+                "status": "paid" if outcome.approved else "rejected",
+                "reviewed_by": outcome.reviewed_by,
+                "note": outcome.note,
+                "claimed": claim.get("amount"),
+            }
+        )
+
+
+def build_expense_claim(checkpoint_storage: CheckpointStorage | None = None) -> Workflow:
+    intake = ClaimIntake(id="intake")
+    # A fresh inner workflow per build: the wrapper keeps its child's run in that instance.
+    review = WorkflowExecutor(build_manager_review(), id="manager-review", propagate_request=True)
+    payout = Payout(id="payout")
+    return (
+        WorkflowBuilder(
+            start_executor=intake,
+            name="expense-claim",
+            description="An expense claim whose manager review is a sub-workflow asking for "
+            "approval.",
+            checkpoint_storage=checkpoint_storage,
+            output_from=[payout],
+            intermediate_output_from=[intake],
+        )
+        .add_edge(intake, review)
+        .add_edge(review, payout)
         .build()
     )

@@ -347,6 +347,7 @@ SUPERSTEP_WORKFLOWS: dict[str, str] = {
     "fan-out-fan-in": "dashboard.demo_workflows.build_fan_out_fan_in",
     "fail-at-step": "dashboard.demo_workflows.build_fail_at_step",
     "return-replace": "dashboard.demo_workflows.build_return_replace",
+    "expense-claim": "dashboard.demo_workflows.build_expense_claim",
 }
 # How long a worker owns a run without renewing (it renews every third of it); a dead worker's
 # run is taken over this long after its last renewal.

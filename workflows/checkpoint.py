@@ -78,7 +78,9 @@ class WorkflowMessage:
     def to_dict(self, *, registry: TypeRegistry = default_registry) -> dict[str, Any]:
         """JSON-safe form with MAF's keys (``data`` and the request through the codec)."""
         return {
-            "data": codec.encode(self.data, registry=registry, where=f"message from {self.source_id!r}"),
+            "data": codec.encode(
+                self.data, registry=registry, where=f"message from {self.source_id!r}"
+            ),
             "source_id": self.source_id,
             "target_id": self.target_id,
             "type": self.kind,

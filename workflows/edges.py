@@ -35,6 +35,13 @@ def callable_name(func: Callable[..., Any] | None) -> str | None:
     return getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or repr(func)
 
 
+def short_name(func: Callable[..., Any] | None) -> str | None:
+    """A callable's own name (``is_big``), as MAF reports a condition; the signature keeps the
+    qualified name so that two same-named conditions in different places differ."""
+    name = callable_name(func)
+    return None if name is None else name.rsplit(".", 1)[-1]
+
+
 async def _call(func: Callable[..., Any], *args: Any) -> Any:
     result = func(*args)
     if inspect.isawaitable(result):
@@ -132,7 +139,7 @@ class EdgeGroup:
             return [Edge(f"internal:{self.targets[0]}", self.targets[0])]
         source = self.sources[0]
         if self.kind == "single":
-            name = callable_name(self.condition)
+            name = short_name(self.condition)
             return [Edge(source, self.targets[0], name, self.condition is not None)]
         if self.kind == "switch_case":
             guarded: dict[str, bool] = {}
@@ -158,12 +165,12 @@ class EdgeGroup:
             "edges": [e.to_dict() for e in self.edges],
         }
         if self.kind in ("fan_out", "switch_case"):
-            data["selection_func_name"] = callable_name(self.selection)
+            data["selection_func_name"] = short_name(self.selection)
         if self.kind == "switch_case":
             data["cases"] = [
                 {"target_id": t, "type": "Default"}
                 if c is None
-                else {"target_id": t, "type": "Case", "condition_name": callable_name(c)}
+                else {"target_id": t, "type": "Case", "condition_name": short_name(c)}
                 for c, t in self.cases
             ]
         data.update(self.signature())
@@ -236,7 +243,7 @@ class FanOutEdgeGroup(EdgeGroup):
 
     @property
     def selection_func_name(self) -> str | None:
-        return callable_name(self.selection)
+        return short_name(self.selection)
 
 
 class SwitchCaseEdgeGroup(FanOutEdgeGroup):

@@ -213,7 +213,9 @@ class WorkflowEvent(Generic[DataT]):
 
     @classmethod
     def executor_failed(cls, executor_id: str, details: ErrorDetails) -> WorkflowEvent[Any]:
-        return cls("executor_failed", data=details, executor_id=executor_id, details=details)
+        return WorkflowEvent(
+            "executor_failed", data=details, executor_id=executor_id, details=details
+        )
 
     @classmethod
     def executor_bypassed(cls, executor_id: str, data: Any = None) -> WorkflowEvent[Any]:

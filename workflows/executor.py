@@ -337,8 +337,9 @@ class Executor:
     async def on_checkpoint_restore(self, state: dict[str, Any]) -> None:
         """Put back what ``on_checkpoint_save`` returned; called before any handler on resume."""
 
-    def signature_type(self) -> str:
-        """What the graph signature records for this executor: its class."""
+    def signature_type(self) -> str | dict[str, Any]:
+        """What the graph signature records for this executor: its class (a sub-workflow adds
+        its own graph's signature)."""
         cls = builtins.type(self)
         return f"{cls.__module__}.{cls.__qualname__}"
 

@@ -108,8 +108,8 @@ def describe_signature_change(old: dict[str, Any], new: dict[str, Any]) -> str:
     parts: list[str] = []
     if old.get("start") != new.get("start"):
         parts.append(f"start executor {old.get('start')!r} -> {new.get('start')!r}")
-    old_ex: dict[str, str] = old.get("executors", {})
-    new_ex: dict[str, str] = new.get("executors", {})
+    old_ex: dict[str, Any] = old.get("executors", {})
+    new_ex: dict[str, Any] = new.get("executors", {})
     added = sorted(set(new_ex) - set(old_ex))
     removed = sorted(set(old_ex) - set(new_ex))
     changed = sorted(k for k in set(old_ex) & set(new_ex) if old_ex[k] != new_ex[k])
@@ -118,7 +118,17 @@ def describe_signature_change(old: dict[str, Any], new: dict[str, Any]) -> str:
     if removed:
         parts.append(f"executors removed: {removed}")
     for key in changed:
-        parts.append(f"executor {key!r} changed class {old_ex[key]} -> {new_ex[key]}")
+        before, after = old_ex[key], new_ex[key]
+        if (
+            isinstance(before, dict)
+            and isinstance(after, dict)
+            and before.get("type") == after.get("type")
+            and "sub_workflow" in before
+        ):
+            inner = describe_signature_change(before["sub_workflow"], after.get("sub_workflow", {}))
+            parts.append(f"sub-workflow {key!r}: {inner}")
+        else:
+            parts.append(f"executor {key!r} changed class {_kind(before)} -> {_kind(after)}")
     old_edges = {json.dumps(g, sort_keys=True) for g in old.get("edge_groups", [])}
     new_edges = {json.dumps(g, sort_keys=True) for g in new.get("edge_groups", [])}
     for g in sorted(new_edges - old_edges):
@@ -126,6 +136,10 @@ def describe_signature_change(old: dict[str, Any], new: dict[str, Any]) -> str:
     for g in sorted(old_edges - new_edges):
         parts.append(f"edges removed: {_edge_text(json.loads(g))}")
     return "; ".join(parts) or "the signature hash differs"
+
+
+def _kind(signature: Any) -> Any:
+    return signature.get("type") if isinstance(signature, dict) else signature
 
 
 def _edge_text(group: dict[str, Any]) -> str:

@@ -226,9 +226,12 @@ def _class_namespaces(owner: type | None) -> list[Mapping[str, Any]]:
 
 
 def _hints(fn: Callable[..., Any], owner: type | None, where: str) -> dict[str, Any]:
+    # The module's names come first, as for type names given as text; the class namespace
+    # only fills in what the module lacks (a class nested in the executor).
+    module = _module_of(fn)
     localns: dict[str, Any] = {}
     for namespace in reversed(_class_namespaces(owner)):
-        localns.update(namespace)
+        localns.update((k, v) for k, v in namespace.items() if k not in module)
     try:
         return typing.get_type_hints(fn, localns=localns, include_extras=True)
     except Exception as exc:

@@ -162,7 +162,9 @@ class TypeRegistry:
                 self._pending[_stored_key(entry)] = splits
             return
         if not isinstance(found, type):
-            raise CheckpointTypeError(f"allowed type {entry!r} names {found!r}, which is not a class")
+            raise CheckpointTypeError(
+                f"allowed type {entry!r} names {found!r}, which is not a class"
+            )
         if not is_restorable_class(found) and found not in _NATIVE_TYPES:
             raise CheckpointTypeError(
                 f"allowed type {entry!r} is a plain class; checkpoints store dataclasses, "
@@ -209,13 +211,19 @@ class TypeRegistry:
         if splits is None:
             return "which is not registered in this process"
         found = _find_loaded(splits)
+        loaded = [f"{m}:{q}" for m, q in splits if m in sys.modules]
+        if found is None and loaded:
+            return f"which is listed as an allowed type, but {' or '.join(loaded)} does not exist"
         if found is None:
             modules = sorted({module for module, _ in splits})
             return (
                 f"which is listed as an allowed type but not loaded: import "
                 f"{' or '.join(modules)} before restoring (checkpoints never import modules)"
             )
-        return f"which is listed as an allowed type but is {found!r}, not a dataclass, model or Enum"
+        return (
+            f"which is listed as an allowed type but is {found!r}, not a dataclass, a pydantic "
+            "model or an Enum"
+        )
 
     def __contains__(self, cls: object) -> bool:
         return isinstance(cls, type) and self.name_of(cls) is not None
@@ -340,7 +348,7 @@ def register_type(cls: T, *, name: str | None = None) -> T:
     return default_registry.register(cls, name=name)
 
 
-def register_checkpoint_type(cls: T) -> T:
+def register_checkpoint_type[C: type](cls: C) -> C:
     """MAF's name for ``register_type``: allow ``cls`` in every checkpoint of this process.
 
     Raises:

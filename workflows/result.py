@@ -58,8 +58,9 @@ class WorkflowRunResult(list[WorkflowEvent]):
     def get_final_state(self) -> WorkflowRunState:
         """The run's state at the end: ``IDLE``, ``IDLE_WITH_PENDING_REQUESTS``, ``FAILED``..."""
         for event in reversed(self._status_events):
-            if event.state is not None:
-                return event.state
+            state: WorkflowRunState | None = event.state
+            if state is not None:
+                return state
         raise RuntimeError("the run emitted no status event")
 
     def status_timeline(self) -> list[WorkflowEvent]:

@@ -222,7 +222,7 @@ class WorkflowExecutor(Executor):
             return True
         return any(is_instance_of(message, t) for t in self.workflow.input_types)
 
-    def signature_type(self) -> dict[str, Any]:  # type: ignore[override]
+    def signature_type(self) -> dict[str, Any]:
         """The wrapper's class and the child's whole graph signature, so a changed child is a
         changed parent graph."""
         cls = type(self)
@@ -232,8 +232,8 @@ class WorkflowExecutor(Executor):
         }
 
     def to_dict(self) -> dict[str, Any]:
-        base = getattr(super(), "to_dict", None)
-        data: dict[str, Any] = dict(base()) if base is not None else {"id": self.id, "type": self.type}
+        """The executor as ``Executor.to_dict()`` has it, with the child under ``workflow``."""
+        data = super().to_dict()
         data["workflow"] = self.workflow.to_dict()
         return data
 
@@ -252,7 +252,7 @@ class WorkflowExecutor(Executor):
                 "child keeps no state between inputs",
             )
         result = await self.workflow._run_as_child(message=input_data)
-        await self._forward(result, ctx)
+        await self._forward(result, ctx, set(pending))
 
     @handler
     async def handle_message_wrapped_request_response(
@@ -277,11 +277,15 @@ class WorkflowExecutor(Executor):
                 "sub-workflow is not waiting for (unknown or already answered); it was ignored",
             )
             return
+        before = set(self.workflow.pending_requests)
         result = await self.workflow._run_as_child(responses={request_id: value})
-        await self._forward(result, ctx)
+        await self._forward(result, ctx, before)
 
-    async def _forward(self, result: WorkflowRunResult, ctx: WorkflowContext[Any, Any]) -> None:
-        """Hand the child's results to the parent: outputs, then intermediates, then requests."""
+    async def _forward(
+        self, result: WorkflowRunResult, ctx: WorkflowContext[Any, Any], known: set[str]
+    ) -> None:
+        """Hand the child's results to the parent: outputs, then intermediates, then the
+        requests it has not seen yet (``known`` were forwarded by an earlier call)."""
         for event in result:
             if event.type == "output":
                 if self.allow_direct_output:
@@ -294,6 +298,8 @@ class WorkflowExecutor(Executor):
             elif event.type == "warning":
                 self._warn(ctx, f"sub-workflow {self.id!r}: {event.data}")
         for request in result.get_request_info_events():
+            if request.request_id in known:
+                continue
             if self.propagate_request:
                 await ctx.request_info(
                     request.data, request.response_type, request_id=request.request_id
@@ -303,7 +309,8 @@ class WorkflowExecutor(Executor):
 
     def _warn(self, ctx: WorkflowContext[Any, Any], text: str) -> None:
         logger.warning(text)
-        ctx._scope.emit(WorkflowEvent("warning", data=text, executor_id=self.id))
+        scope = ctx._scope
+        scope.emit(WorkflowEvent("warning", data=text, executor_id=self.id, iteration=scope.iteration))
 
     # ------------------------------------------------------------------------------ checkpoints
 

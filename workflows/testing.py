@@ -242,7 +242,9 @@ def _full_checkpoint() -> WorkflowCheckpoint:
             "intake": [WorkflowMessage(values["dataclass"], "intake", "reviewer")],
             "internal:intake": [WorkflowMessage({1: (2, 3)}, "internal:intake", "intake")],
             "internal:reviewer": [
-                WorkflowMessage(True, "internal:reviewer", "reviewer", kind="response", request=request)
+                WorkflowMessage(
+                    True, "internal:reviewer", "reviewer", kind="response", request=request
+                )
             ],
         },
         state={"everything": values, "counter": 3},
@@ -325,7 +327,8 @@ class CheckpointStorageContract:
         assert_identical(loaded.executor_states, checkpoint.executor_states, "executor_states")
         assert_identical(loaded.edge_states, checkpoint.edge_states, "edge_states")
         assert list(loaded.messages) == list(checkpoint.messages)  # sources, in order
-        assert [m.data for m in loaded.message_list()] == [m.data for m in checkpoint.message_list()]
+        loaded_data = [m.data for m in loaded.message_list()]
+        assert loaded_data == [m.data for m in checkpoint.message_list()]
         request = loaded.pending_request_info_events["req-1"]
         assert (request.request_type, request.response_type) == (ContractItem, bool)
 

@@ -138,8 +138,10 @@ def _log_dead_ends(graph: Graph) -> None:
         return
     logger.info("executors with no outgoing edges (the graph's ends): %s", ends)
     for eid in ends:
-        sent = declared_output_types(graph.executors[eid])
-        if sent:
+        executor = graph.executors[eid]
+        sent = declared_output_types(executor)
+        # A sub-workflow that yields its child's outputs directly sends nothing on its edges.
+        if sent and not getattr(executor, "allow_direct_output", False):
             logger.warning(
                 "executor %r declares it sends %s but has no outgoing edges: such messages are "
                 "dropped at run time with a warning event",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .edges import callable_name
+from .edges import short_name
 
 if TYPE_CHECKING:
     from .edges import EdgeGroup
@@ -240,15 +240,15 @@ def _links(workflow: Workflow, internal: bool) -> Iterator[_Link]:
         elif group.kind == "switch_case":
             names: dict[str, list[str]] = {}
             for condition, target in group.cases:
-                names.setdefault(target, []).append(callable_name(condition) or "default")
+                names.setdefault(target, []).append(short_name(condition) or "default")
             for target in group.targets:
                 yield _Link(group.sources[0], target, " | ".join(names[target]))
         elif group.kind == "fan_out":
-            label = callable_name(group.selection)
+            label = short_name(group.selection)
             for target in group.targets:
                 yield _Link(group.sources[0], target, label)
         else:
-            label = callable_name(group.condition)
+            label = short_name(group.condition)
             yield _Link(group.sources[0], group.targets[0], label)
 
 

@@ -368,10 +368,12 @@ class Workflow(WorkflowIntrospection):
             runtime, restored = await self._load(checkpoint_id, storage, run_id)
             answered = await self._accept(runtime, responses or {}, storage, restored.run_id)
             await self._restore_executors(restored)
-            prelude = [ev for rid, ev in runtime.pending.items() if rid not in answered]
+            again: list[WorkflowEvent] = [
+                ev for rid, ev in runtime.pending.items() if rid not in answered
+            ]
             if answered or runtime.run_id != restored.run_id:
                 await self._save(runtime, storage, "responses" if answered else "fork")
-            return _Prepared(runtime, list(prelude))
+            return _Prepared(runtime, again)
         if message is None:
             runtime = self._runtime_copy_for_answers()
             await self._accept(runtime, responses or {}, storage, runtime.run_id)
@@ -595,8 +597,8 @@ class Workflow(WorkflowIntrospection):
     ) -> WorkflowRunResult:
         """Run a new input, or answers, to completion or idle, writing no checkpoints.
 
-        A new input while requests are pending joins the held run rather than starting a fresh
-        one, so those requests stay answerable (MAF's child keeps them too).
+        A new input while requests are pending joins the held run (same lineage) rather than
+        starting a fresh one; the wrapper has already warned about the overlap in the parent.
         """
         own = self.checkpoint_storage
         self.checkpoint_storage = None

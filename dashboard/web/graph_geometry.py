@@ -11,6 +11,11 @@ from itertools import pairwise
 from typing import NamedTuple
 
 NODE_HEIGHT = 44.0
+# A node with a caption (a sub-workflow: "sub-workflow: <name>") has a third line of text.
+CAPTION_HEIGHT = 16.0
+# Captions and role tags use the stylesheet's 11 px text: about 6.2 px a character.
+SMALL_CHAR_WIDTH = 6.2
+STATE_CHARS = 8  # the longest state word ("waiting", "running") and a space
 MIN_NODE_WIDTH = 112.0
 MAX_NODE_WIDTH = 232.0
 # The label width is estimated, not measured: the server has no fonts. 7.4 px is the mean advance
@@ -55,8 +60,12 @@ def place(
     forward: list[tuple[int, int]],
     back: list[tuple[int, int]],
     self_loops: list[int],
+    captions: list[str] | None = None,
+    tags: list[str] | None = None,
 ) -> Placement:
-    graph = VirtualGraph(names, layers, forward, set(self_loops))
+    """``captions`` (a line under the label) and ``tags`` (text beside the state, such as
+    "output") are indexed like ``names``; both only make their node bigger."""
+    graph = VirtualGraph(names, layers, forward, set(self_loops), captions, tags)
     graph.order()
     graph.position()
     return graph.build(back, self_loops)
@@ -66,7 +75,13 @@ class VirtualGraph:
     """Real nodes plus dummies, with edges only between adjacent layers."""
 
     def __init__(
-        self, names: list[str], layer: list[int], edges: list[tuple[int, int]], looped: set[int]
+        self,
+        names: list[str],
+        layer: list[int],
+        edges: list[tuple[int, int]],
+        looped: set[int],
+        captions: list[str] | None = None,
+        tags: list[str] | None = None,
     ) -> None:
         self.names = names
         self.real = len(names)
@@ -74,8 +89,13 @@ class VirtualGraph:
         self.up: list[list[int]] = [[] for _ in names]
         self.down: list[list[int]] = [[] for _ in names]
         self.labels = [_label(name) for name in names]
-        self.width = [_node_width(label) for label in self.labels]
-        self.height = [NODE_HEIGHT] * len(names)
+        captions = captions or [""] * len(names)
+        tags = tags or [""] * len(names)
+        self.width = [
+            _node_width(label, caption, tag)
+            for label, caption, tag in zip(self.labels, captions, tags, strict=True)
+        ]
+        self.height = [NODE_HEIGHT + (CAPTION_HEIGHT if c else 0.0) for c in captions]
         # A self-loop is drawn above its node, so that node claims extra room above it.
         self.headroom = [SELF_LOOP_RISE if n in looped else 0.0 for n in range(len(names))]
         self.chains: list[tuple[int, ...]] = []
@@ -266,8 +286,12 @@ def _label(name: str) -> str:
     return name if len(name) <= MAX_LABEL_CHARS else name[: MAX_LABEL_CHARS - 1] + "…"
 
 
-def _node_width(label: str) -> float:
+def _node_width(label: str, caption: str = "", tag: str = "") -> float:
     estimate = len(label) * CHAR_WIDTH + 2 * NODE_PADDING_X
+    if caption:
+        estimate = max(estimate, len(caption) * SMALL_CHAR_WIDTH + 2 * NODE_PADDING_X)
+    if tag:
+        estimate = max(estimate, (STATE_CHARS + len(tag)) * SMALL_CHAR_WIDTH + 2 * NODE_PADDING_X)
     return round(min(MAX_NODE_WIDTH, max(MIN_NODE_WIDTH, estimate)), 1)
 
 

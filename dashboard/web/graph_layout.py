@@ -28,10 +28,25 @@ import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from dashboard.web.graph_geometry import place
+from dashboard.web.graph_geometry import MAX_LABEL_CHARS, place
 
 # Executor states the stylesheet colours (``.node.state-<name>``); anything else shows as idle.
 NODE_STATES: tuple[str, ...] = ("idle", "running", "waiting", "done", "failed")
+# What a node is drawn as (its ``data-kind`` attribute): a plain executor, or a whole workflow used as
+# one executor (MAF's ``WorkflowExecutor``), which opens onto its inner graph.
+NODE_KINDS: tuple[str, ...] = ("executor", "subworkflow")
+# Output designation (``output_from`` / ``intermediate_output_from``), shown as a tag.
+NODE_ROLES: tuple[str, ...] = ("output", "intermediate")
+
+
+@dataclass(frozen=True, slots=True)
+class NodeInfo:
+    """What the picture says about an executor beyond its id: its kind, a caption line
+    ("sub-workflow: <inner name>") and its output role ("output", "intermediate" or "")."""
+
+    kind: str = "executor"
+    caption: str = ""
+    role: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +61,13 @@ class PlacedNode:
     height: float
     layer: int
     order: int
+    kind: str = "executor"
+    caption: str = ""
+    role: str = ""
+
+    @property
+    def is_subworkflow(self) -> bool:
+        return self.kind == "subworkflow"
 
     @property
     def cx(self) -> float:
@@ -79,9 +101,17 @@ class GraphLayout:
 
     def annotate(self, states: Mapping[str, str]) -> GraphView:
         """Pair each node with its live state, for the template (which cannot index a dict)."""
+        subs = [n.id for n in self.nodes if n.is_subworkflow]
         return GraphView(
             layout=self,
-            nodes=tuple(StatedNode(n, normalize_state(states.get(n.id))) for n in self.nodes),
+            nodes=tuple(
+                StatedNode(
+                    n,
+                    normalize_state(states.get(n.id)),
+                    subs.index(n.id) if n.is_subworkflow else None,
+                )
+                for n in self.nodes
+            ),
         )
 
 
@@ -89,6 +119,9 @@ class GraphLayout:
 class StatedNode:
     node: PlacedNode
     state: str
+    # The position among the graph's sub-workflow nodes: the run page's panel for this node
+    # is ``#subworkflow-<sub_index>`` (DOM ids never carry executor names).
+    sub_index: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +147,15 @@ class GraphView:
     def states(self) -> tuple[str, ...]:
         return NODE_STATES
 
+    @property
+    def has_subworkflows(self) -> bool:
+        return any(n.is_subworkflow for n in self.layout.nodes)
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The output roles some node has, for the legend."""
+        return tuple(r for r in NODE_ROLES if any(n.role == r for n in self.layout.nodes))
+
 
 def normalize_state(state: object) -> str:
     # The state becomes part of a class name; only known values may, so CSS and the live-update
@@ -123,12 +165,17 @@ def normalize_state(state: object) -> str:
 
 
 def layout_graph(
-    executors: Sequence[str], edges: Iterable[tuple[str, str]], start: str
+    executors: Sequence[str],
+    edges: Iterable[tuple[str, str]],
+    start: str,
+    info: Mapping[str, NodeInfo] | None = None,
 ) -> GraphLayout:
     """Lay out the executor graph left to right, starting at ``start``.
 
     Unknown edge endpoints are added as nodes (showing too much beats hiding a broken edge);
     duplicate edges are drawn once. An empty graph gives an empty, margin-sized layout.
+    ``info`` gives some executors a kind, a caption and an output role (kinds and roles
+    outside ``NODE_KINDS`` / ``NODE_ROLES`` fall back to a plain executor with no role).
     """
     edge_list = list(edges)
     endpoints = [name for edge in edge_list for name in edge]
@@ -139,17 +186,24 @@ def layout_graph(
     plain = [(a, b) for a, b in pairs if a != b]
     back = _back_edges(len(names), plain, index.get(start))
     forward = [edge for edge in plain if edge not in back]
+    details = [_checked((info or {}).get(name)) for name in names]
     placed = place(
         names,
         _layers(len(names), forward, index.get(start)),
         forward,
         [edge for edge in plain if edge in back],
         self_loops,
+        captions=[d.caption for d in details],
+        tags=[d.role for d in details],
     )
     nodes = tuple(
-        PlacedNode(name, label, box.x, box.y, box.width, box.height, layer, order)
-        for name, label, box, layer, order in zip(
-            names, placed.labels, placed.boxes, placed.layers, placed.orders, strict=True
+        PlacedNode(
+            name, label, box.x, box.y, box.width, box.height, layer, order,
+            detail.kind, detail.caption, detail.role,
+        )
+        for name, label, box, layer, order, detail in zip(
+            names, placed.labels, placed.boxes, placed.layers, placed.orders, details,
+            strict=True,
         )
     )
     return GraphLayout(
@@ -157,6 +211,20 @@ def layout_graph(
         edges=tuple(PlacedEdge(names[a], names[b], d, kind) for a, b, d, kind in placed.edges),
         width=placed.width,
         height=placed.height,
+    )
+
+
+def _checked(detail: NodeInfo | None) -> NodeInfo:
+    # Kind and role become class names; only known values may.
+    if detail is None:
+        return NodeInfo()
+    caption = detail.caption
+    if len(caption) > MAX_LABEL_CHARS:
+        caption = caption[: MAX_LABEL_CHARS - 1] + "…"
+    return NodeInfo(
+        kind=detail.kind if detail.kind in NODE_KINDS else "executor",
+        caption=caption,
+        role=detail.role if detail.role in NODE_ROLES else "",
     )
 
 

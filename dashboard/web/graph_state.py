@@ -19,7 +19,8 @@ from typing import Any
 
 from dashboard import registry, selectors
 from dashboard.models import RunStatus, WorkflowRun
-from dashboard.web.graph_layout import GraphLayout, GraphView, layout_graph
+from dashboard.web.graph_layout import GraphLayout, GraphView
+from dashboard.web.subworkflows import graph_edges, layout_of
 
 __all__ = [
     "fold_states",
@@ -76,24 +77,12 @@ def _status_change(states: dict[str, str], awaiting: set[str], status: Any, acti
                 states[name] = "failed"
 
 
-def graph_edges(description: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(source, target) pairs of a workflow's ``to_dict()`` edge groups."""
-    edges: list[tuple[str, str]] = []
-    for group in description.get("edge_groups") or []:
-        for source in group.get("sources") or []:
-            for target in group.get("targets") or []:
-                edges.append((str(source), str(target)))
-    return edges
-
-
 @functools.lru_cache(maxsize=64)
 def _layout(
     workflow_name: str, signature_hash: str
 ) -> tuple[GraphLayout, tuple[tuple[str, str], ...]]:
-    description = registry.describe(workflow_name).to_dict()
-    executors = [str(executor_id) for executor_id in description.get("executors") or {}]
-    edges = graph_edges(description)
-    return layout_graph(executors, edges, str(description.get("start") or "")), tuple(edges)
+    # Sub-workflow nodes, and output / intermediate executors, are marked in the layout.
+    return layout_of(registry.describe(workflow_name).to_dict())
 
 
 def workflow_layout(workflow_name: str) -> tuple[GraphLayout, tuple[tuple[str, str], ...]] | None:

@@ -13,14 +13,22 @@ from django.template.loader import render_to_string
 
 from dashboard import registry, selectors
 from dashboard.models import TERMINAL_RUN_STATUSES, RunEvent, RunStatus, WorkflowRun
-from dashboard.web import graph_state
+from dashboard.web import graph_state, subworkflows
 from dashboard.web.display import readable
 from dashboard.web.events import event_views
 from dashboard.web.timeline import build_timeline
 
-__all__ = ["LOG_LIMIT", "live_messages", "page_context", "summary_context", "timeline_context"]
+__all__ = [
+    "LOG_LIMIT",
+    "intermediate_outputs",
+    "live_messages",
+    "page_context",
+    "summary_context",
+    "timeline_context",
+]
 
 LOG_LIMIT = 200
+INTERMEDIATE_LIMIT = 50
 TEMPLATE = "dashboard/run_detail.html"
 # Events after which the header, details, outcome and timeline are drawn again.
 REDRAW_TYPES = frozenset(
@@ -34,6 +42,7 @@ REDRAW_TYPES = frozenset(
         "failed",
         "run_recovered",
         "run_requeued",
+        "intermediate",
     }
 )
 
@@ -43,6 +52,30 @@ def deployed_hash(workflow_name: str) -> str | None:
         return str(registry.describe(workflow_name).graph_signature_hash)
     except registry.UnknownWorkflowError:
         return None
+
+
+def intermediate_outputs(run: WorkflowRun) -> list[dict[str, Any]]:
+    """The run's intermediate outputs (``ctx.yield_output`` of an ``intermediate_output_from``
+    executor, or re-emitted by a sub-workflow node), oldest first, the latest
+    ``INTERMEDIATE_LIMIT``."""
+    rows = list(
+        RunEvent.objects.filter(run_id=run.pk, type="intermediate")
+        .order_by("-seq")
+        .values_list("seq", "data")[:INTERMEDIATE_LIMIT]
+    )
+    rows.reverse()
+    found = []
+    for seq, data in rows:
+        data = data if isinstance(data, dict) else {}
+        found.append(
+            {
+                "seq": seq,
+                "tree_id": f"intermediate-{seq}",
+                "executor_id": str(data.get("executor_id") or ""),
+                "value": readable(data.get("data")),
+            }
+        )
+    return found
 
 
 def summary_context(run: WorkflowRun) -> dict[str, Any]:
@@ -57,6 +90,7 @@ def summary_context(run: WorkflowRun) -> dict[str, Any]:
         "parent": parent,
         "origin_superstep": origin_superstep,
         "output": readable(run.output) if run.output is not None else None,
+        "intermediate_outputs": intermediate_outputs(run),
         "can_cancel": run.status not in TERMINAL_RUN_STATUSES,
         "can_retry": run.status == RunStatus.FAILED,
         "retry_from": latest.superstep if latest is not None else None,
@@ -98,9 +132,18 @@ def events_context(run: WorkflowRun) -> dict[str, Any]:
     }
 
 
-def page_context(run: WorkflowRun, *, full_timeline: bool = False) -> dict[str, Any]:
+def page_context(
+    run: WorkflowRun,
+    *,
+    full_timeline: bool = False,
+    open_subworkflow: str = "",
+    subworkflow_checkpoint: str | None = None,
+) -> dict[str, Any]:
     graph, _ = graph_state.run_graph(run)
     context = {
+        "subworkflows": subworkflows.panels(
+            run, open_id=open_subworkflow, checkpoint_id=subworkflow_checkpoint
+        ),
         **summary_context(run),
         **timeline_context(run, full=full_timeline),
         **events_context(run),

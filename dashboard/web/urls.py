@@ -22,6 +22,11 @@ urlpatterns: list[URLPattern] = [
     path("runs/<uuid:run_id>/", views_run_detail.run_detail, name="run_detail"),
     path("runs/<uuid:run_id>/actions/", views_run_detail.run_actions, name="run_actions"),
     path("runs/<uuid:run_id>/events/", views_run_detail.run_events, name="run_events"),
+    path(
+        "runs/<uuid:run_id>/subworkflow/",
+        views_run_detail.run_subworkflow,
+        name="run_subworkflow",
+    ),
     path("runs/<uuid:run_id>/cancel/", views_run_detail.run_cancel, name="run_cancel"),
     path("runs/<uuid:run_id>/retry/", views_run_detail.run_retry, name="run_retry"),
     path(CHECKPOINT, views_checkpoints.checkpoint_detail, name="checkpoint_detail"),

@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 
 from dashboard import selectors, services
 from dashboard.models import WorkflowRun
-from dashboard.web import previews, run_page
+from dashboard.web import previews, run_page, subworkflows
 from dashboard.web.access import allowed_actions, page_view
 from dashboard.web.events import event_views
 
@@ -40,7 +40,12 @@ def render_detail(
 ) -> HttpResponse:
     full = request.GET.get("timeline") == "all"
     context = {
-        **run_page.page_context(run, full_timeline=full),
+        **run_page.page_context(
+            run,
+            full_timeline=full,
+            open_subworkflow=request.GET.get("sub", ""),
+            subworkflow_checkpoint=request.GET.get("checkpoint") or None,
+        ),
         **actions_context(run, request.user),
         "action_error": error,
         "audit_entries": selectors.run_audit_entries(run.pk),
@@ -59,6 +64,26 @@ def run_actions(request: HttpRequest, run_id: Any) -> HttpResponse:
     """The action buttons alone, redrawn (with a CSRF token) when the run's status changes."""
     run = _run_or_404(run_id)
     return render(request, f"{TEMPLATE}#actions", actions_context(run, request.user))
+
+
+@page_view("GET")
+def run_subworkflow(request: HttpRequest, run_id: Any) -> HttpResponse:
+    """One sub-workflow panel's body (inner graph and state) at ``?checkpoint=`` (default the
+    latest): what the panel's checkpoint picker and its live refresh swap in."""
+    run = _run_or_404(run_id)
+    executor_id = request.GET.get("sub", "")
+    ids = subworkflows.subworkflow_ids(run.workflow_name)
+    if executor_id not in ids:
+        raise Http404("No such sub-workflow in this run's graph.")
+    sub = subworkflows.panel(
+        run,
+        executor_id,
+        checkpoint_id=request.GET.get("checkpoint") or None,
+        index=ids.index(executor_id),
+    )
+    if sub is None:
+        raise Http404("No such sub-workflow in this run's graph.")
+    return render(request, f"{TEMPLATE}#subworkflow_body", {"run": run, "sub": sub})
 
 
 @page_view("GET")

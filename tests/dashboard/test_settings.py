@@ -158,6 +158,7 @@ def test_settings_registry_names_every_demo_workflow(subprocess_env: EnvBuilder)
         "fan-out-fan-in",
         "fail-at-step",
         "return-replace",
+        "expense-claim",
     }
     assert all(path.startswith("dashboard.demo_workflows.") for path in registry.values())
 

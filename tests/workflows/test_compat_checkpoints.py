@@ -8,6 +8,7 @@ No ``from __future__ import annotations``: handler annotations must be real obje
 """
 
 import dataclasses
+import datetime
 import enum
 import inspect
 import sys
@@ -113,6 +114,21 @@ class Printer(Executor):
         await ctx.yield_output(n)
 
 
+class Doubler(Executor):
+    @handler
+    async def double(self, n: int, ctx: WorkflowContext[int]) -> None:
+        await ctx.send_message(n * 2)
+
+
+def doubling(storage: Any) -> Any:
+    doubler, printer = Doubler(id="doubler"), Printer(id="printer")
+    return (
+        WorkflowBuilder(start_executor=doubler, checkpoint_storage=storage, name="doubling")
+        .add_edge(doubler, printer)
+        .build()
+    )
+
+
 def bookkeeping(storage: Any) -> Any:
     keeper, printer = Bookkeeper(id="keeper"), Printer(id="printer")
     return (
@@ -159,16 +175,34 @@ async def test_a_type_nobody_listed_or_registered_is_still_refused(tmp_path: Pat
         decode_checkpoint_value(hostile, allowed_types=frozenset({f"{HERE}:Ledger"}))
 
 
-def test_the_safe_types_maf_always_allows_may_be_listed_and_change_nothing(tmp_path: Path) -> None:
-    FileCheckpointStorage(
+async def test_the_safe_types_maf_always_allows_may_be_listed_and_change_nothing(
+    tmp_path: Path,
+) -> None:
+    storage = FileCheckpointStorage(
         tmp_path,
-        allowed_checkpoint_types=["datetime:datetime", "uuid:UUID", "decimal:Decimal", "builtins:set"],
+        allowed_checkpoint_types=[
+            "datetime:datetime",
+            "uuid:UUID",
+            "decimal:Decimal",
+            "builtins:set",
+        ],
     )
+    when = datetime.datetime(2025, 1, 2, tzinfo=datetime.UTC)
+    checkpoint = WorkflowCheckpoint("dates", "hash", state={"when": when, "tags": {"a"}})
+    await storage.save(checkpoint)
+    assert (await storage.load(checkpoint.checkpoint_id)).state == {"when": when, "tags": {"a"}}
 
 
 @pytest.mark.parametrize(
     "entry",
-    [f"{HERE}:PlainThing", f"{HERE}:not_a_class", "no_module_separator", "a:not valid", 42, PlainThing],
+    [
+        f"{HERE}:PlainThing",
+        f"{HERE}:not_a_class",
+        "no_module_separator",
+        "a:not valid",
+        42,
+        PlainThing,
+    ],
 )
 def test_an_entry_that_cannot_be_restored_is_refused_with_a_typed_error(
     tmp_path: Path, entry: Any
@@ -180,7 +214,7 @@ def test_an_entry_that_cannot_be_restored_is_refused_with_a_typed_error(
 
 def test_a_single_name_instead_of_a_list_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CheckpointTypeError, match="list"):
-        FileCheckpointStorage(tmp_path, allowed_checkpoint_types=f"{HERE}:Ledger")  # type: ignore[arg-type]
+        FileCheckpointStorage(tmp_path, allowed_checkpoint_types=f"{HERE}:Ledger")
 
 
 async def test_a_name_whose_module_is_not_imported_yet_works_once_it_is() -> None:
@@ -219,6 +253,14 @@ def test_a_listed_name_that_is_not_loaded_says_so_when_a_checkpoint_needs_it() -
     registry.allow(["compat_checkpoints_never_imported:Thing"])
     stored = {"$t": "model", "name": "compat_checkpoints_never_imported.Thing", "v": {}}
     with pytest.raises(CheckpointDecodeError, match="never import"):
+        decode_checkpoint_value(stored, registry=registry)
+
+
+def test_a_listed_name_missing_from_its_loaded_module_says_so() -> None:
+    registry = TypeRegistry()
+    registry.allow([f"{HERE}:Ledgr"])  # a typo: the module is loaded, the class is not there
+    stored = {"$t": "model", "name": f"{HERE}.Ledgr", "v": {}}
+    with pytest.raises(CheckpointDecodeError, match="does not exist"):
         decode_checkpoint_value(stored, registry=registry)
 
 
@@ -278,24 +320,26 @@ def test_register_checkpoint_type_allows_a_type_process_wide() -> None:
 
 
 async def test_checkpoint_messages_are_keyed_by_source_executor() -> None:
-    storage = InMemoryCheckpointStorage(allowed_checkpoint_types=[f"{HERE}:Ledger"])
-    await bookkeeping(storage).run(2)
-    entry, after_first, *_ = await storage.list_checkpoints(workflow_name="books")
+    storage = InMemoryCheckpointStorage()
+    await doubling(storage).run(2)
+    entry, after_first, *_ = await storage.list_checkpoints(workflow_name="doubling")
 
-    assert list(entry.messages) == ["internal:keeper"]
-    (start,) = entry.messages["internal:keeper"]
-    assert (start.data, start.source_id, start.target_id) == (2, "internal:keeper", "keeper")
+    assert list(entry.messages) == ["internal:doubler"]
+    (start,) = entry.messages["internal:doubler"]
+    assert (start.data, start.source_id, start.target_id) == (2, "internal:doubler", "doubler")
     assert {source: [m.data for m in queue] for source, queue in after_first.messages.items()} == {
-        "keeper": [20]
+        "doubler": [4]
     }
 
 
 async def test_resuming_from_a_keyed_checkpoint_delivers_its_messages(tmp_path: Path) -> None:
-    storage = FileCheckpointStorage(tmp_path, allowed_checkpoint_types=[f"{HERE}:Ledger"])
-    await bookkeeping(storage).run(3)
-    entry = (await storage.list_checkpoints(workflow_name="books"))[0]
-    resumed = await bookkeeping(storage).run(checkpoint_id=entry.checkpoint_id)
-    assert resumed.get_outputs() == [30]
+    storage = FileCheckpointStorage(tmp_path)
+    await doubling(storage).run(3)
+    entry, after_first, *_ = await storage.list_checkpoints(workflow_name="doubling")
+    assert (await doubling(storage).run(checkpoint_id=entry.checkpoint_id)).get_outputs() == [6]
+    assert (await doubling(storage).run(checkpoint_id=after_first.checkpoint_id)).get_outputs() == [
+        6
+    ]
 
 
 def test_documents_written_with_a_flat_message_list_still_load() -> None:
@@ -323,14 +367,19 @@ def test_documents_written_with_a_flat_message_list_still_load() -> None:
         "metadata": {},
     }
     checkpoint = WorkflowCheckpoint.from_dict(old_document)
-    assert {s: [m.data for m in q] for s, q in checkpoint.messages.items()} == {"a": [1, 3], "b": [2]}
+    assert {s: [m.data for m in q] for s, q in checkpoint.messages.items()} == {
+        "a": [1, 3],
+        "b": [2],
+    }
     # and the document keeps its list, which the dashboard's JSON views read
     assert [m["data"] for m in checkpoint.to_dict()["messages"]] == [1, 3, 2]
 
 
 def test_a_flat_list_given_to_the_constructor_is_grouped_by_source() -> None:
     checkpoint = WorkflowCheckpoint(
-        "books", "hash", messages=[WorkflowMessage(1, "a"), WorkflowMessage(2, "b")]  # type: ignore[arg-type]
+        "books",
+        "hash",
+        messages=[WorkflowMessage(1, "a"), WorkflowMessage(2, "b")],  # type: ignore[arg-type]
     )
     assert list(checkpoint.messages) == ["a", "b"]
     assert [m.data for m in checkpoint.message_list()] == [1, 2]
@@ -341,7 +390,9 @@ def test_a_flat_list_given_to_the_constructor_is_grouped_by_source() -> None:
 
 def test_workflow_message_answers_to_maf_field_names() -> None:
     request = WorkflowEvent.request_info("req-9", "reviewer", "approve?", bool)
-    answer = WorkflowMessage(True, "internal:reviewer", "reviewer", kind="response", request=request)
+    answer = WorkflowMessage(
+        True, "internal:reviewer", "reviewer", kind="response", request=request
+    )
     assert answer.type is MessageType.RESPONSE and answer.type == "response"
     assert answer.original_request_info_event is request
     assert WorkflowMessage(1, "a").type is MessageType.STANDARD
@@ -350,7 +401,10 @@ def test_workflow_message_answers_to_maf_field_names() -> None:
     assert {"data", "source_id", "target_id", "type", "original_request_info_event"} <= set(stored)
     again = WorkflowMessage.from_dict(stored)
     assert (again.data, again.source_id, again.target_id, again.kind) == (
-        True, "internal:reviewer", "reviewer", "response"
+        True,
+        "internal:reviewer",
+        "reviewer",
+        "response",
     )
     assert again.request is not None and again.request.request_id == "req-9"
 
@@ -379,7 +433,9 @@ def test_checkpoint_id_is_an_annotation_for_str() -> None:
 def test_storage_filters_are_keyword_only_as_in_maf(
     tmp_path: Path, storage_kind: str, method: str
 ) -> None:
-    storage = InMemoryCheckpointStorage() if storage_kind == "memory" else FileCheckpointStorage(tmp_path)
+    storage = (
+        InMemoryCheckpointStorage() if storage_kind == "memory" else FileCheckpointStorage(tmp_path)
+    )
     parameter = inspect.signature(getattr(storage, method)).parameters["workflow_name"]
     assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
 
@@ -388,7 +444,9 @@ async def test_storage_calls_written_for_maf_work_unchanged() -> None:
     storage = InMemoryCheckpointStorage()
     checkpoint = WorkflowCheckpoint("maf-calls", "hash")
     assert await storage.save(checkpoint) == checkpoint.checkpoint_id
-    assert await storage.list_checkpoint_ids(workflow_name="maf-calls") == [checkpoint.checkpoint_id]
+    assert await storage.list_checkpoint_ids(workflow_name="maf-calls") == [
+        checkpoint.checkpoint_id
+    ]
     assert [c.checkpoint_id for c in await storage.list_checkpoints(workflow_name="maf-calls")] == [
         checkpoint.checkpoint_id
     ]

@@ -52,12 +52,9 @@ class Collect(Executor):
         await ctx.yield_output(message)
 
 
-async def outputs_of(start: Executor, *rest: Executor, message: Any) -> list[Any]:
-    builder = WorkflowBuilder(start_executor=start)
-    chain = [start, *rest]
-    for source, target in zip(chain, chain[1:]):
-        builder.add_edge(source, target)
-    return (await builder.build().run(message)).get_outputs()
+async def outputs_of(start: Executor, then: Executor, message: Any) -> list[Any]:
+    workflow = WorkflowBuilder(start_executor=start).add_edge(start, then).build()
+    return (await workflow.run(message)).get_outputs()
 
 
 # ------------------------------------------------------------------- @handler: explicit types
@@ -66,7 +63,7 @@ async def outputs_of(start: Executor, *rest: Executor, message: Any) -> list[Any
 async def test_handler_explicit_types_replace_missing_annotations() -> None:
     class Shout(Executor):
         @handler(input=str, output=str)
-        async def shout(self, message, ctx):  # type: ignore[no-untyped-def]
+        async def shout(self, message, ctx):
             await ctx.send_message(message.upper())
 
     shout = Shout(id="shout")
@@ -98,7 +95,7 @@ def test_handler_explicit_types_switch_every_annotation_off() -> None:
 def test_handler_output_none_is_the_same_as_omitting_it() -> None:
     class Quiet(Executor):
         @handler(input=int, output=None, workflow_output=None)
-        async def take(self, message, ctx):  # type: ignore[no-untyped-def]
+        async def take(self, message, ctx):
             pass
 
     assert Quiet(id="quiet").output_types == []
@@ -107,7 +104,7 @@ def test_handler_output_none_is_the_same_as_omitting_it() -> None:
 async def test_handler_type_names_resolve_against_the_module() -> None:
     class Till(Executor):
         @handler(input="Order | int", output="Receipt")
-        async def ring(self, message, ctx):  # type: ignore[no-untyped-def]
+        async def ring(self, message, ctx):
             await ctx.send_message(Receipt(message.item))
 
     till = Till(id="till")
@@ -121,7 +118,7 @@ def test_handler_type_names_defined_later_in_the_module_resolve_when_the_executo
 ):
     class Late(Executor):
         @handler(input="list[DefinedAfterTheTests]", workflow_output="DefinedAfterTheTests")
-        async def take(self, message, ctx):  # type: ignore[no-untyped-def]
+        async def take(self, message, ctx):
             pass
 
     late = Late(id="late")
@@ -136,7 +133,7 @@ def test_handler_type_names_may_name_a_class_nested_in_the_executor() -> None:
             text: str
 
         @handler(input="Letter")
-        async def take(self, message, ctx):  # type: ignore[no-untyped-def]
+        async def take(self, message, ctx):
             pass
 
     assert Inbox(id="inbox").input_types == [Inbox.Letter]
@@ -145,7 +142,7 @@ def test_handler_type_names_may_name_a_class_nested_in_the_executor() -> None:
 def test_an_unknown_type_name_is_refused_naming_it() -> None:
     class Lost(Executor):
         @handler(input="NoSuchType")
-        async def take(self, message, ctx):  # type: ignore[no-untyped-def]
+        async def take(self, message, ctx):
             pass
 
     with pytest.raises(WorkflowValidationError, match="NoSuchType"):
@@ -157,7 +154,7 @@ def test_a_type_name_is_parsed_never_evaluated() -> None:
 
         class Sneaky(Executor):
             @handler(input="__import__('os').getcwd()")
-            async def take(self, message, ctx):  # type: ignore[no-untyped-def]
+            async def take(self, message, ctx):
                 pass
 
 
@@ -165,8 +162,8 @@ def test_a_type_variable_inside_an_explicit_type_is_refused() -> None:
     with pytest.raises(WorkflowValidationError, match="type variable"):
 
         class Generic(Executor):
-            @handler(input=list[T])  # type: ignore[valid-type]
-            async def take(self, message, ctx):  # type: ignore[no-untyped-def]
+            @handler(input=list[T])
+            async def take(self, message, ctx):
                 pass
 
 
@@ -184,18 +181,18 @@ def test_a_synchronous_handler_method_is_refused_when_the_class_is_defined() -> 
 
         class Blocking(Executor):
             @handler
-            def take(self, message: int, ctx: WorkflowContext) -> None:  # type: ignore[type-var]
+            def take(self, message: int, ctx: WorkflowContext) -> None:
                 pass
 
 
 async def test_the_most_specific_explicit_type_wins_whatever_the_method_names() -> None:
     class Sorter(Executor):
         @handler(input=object, workflow_output=str)
-        async def aaa_anything(self, message, ctx):  # type: ignore[no-untyped-def]
+        async def aaa_anything(self, message, ctx):
             await ctx.yield_output("anything")
 
         @handler(input="int", workflow_output=str)
-        async def zzz_number(self, message, ctx):  # type: ignore[no-untyped-def]
+        async def zzz_number(self, message, ctx):
             await ctx.yield_output("number")
 
     assert (await WorkflowBuilder(start_executor=Sorter(id="s")).build().run(7)).get_outputs() == [
@@ -238,7 +235,7 @@ def test_function_executor_takes_the_same_keywords() -> None:
 
 async def test_executor_input_may_be_a_type_name() -> None:
     @executor(input="Order", workflow_output=str)
-    async def label(message, ctx):  # type: ignore[no-untyped-def]
+    async def label(message, ctx):
         await ctx.yield_output(message.item)
 
     assert label.input_types == [Order]
@@ -260,7 +257,7 @@ def test_executor_refuses_static_and_class_methods() -> None:
         pass
 
     with pytest.raises(WorkflowValidationError, match="static/class method"):
-        FunctionExecutor(staticmethod(plain))  # type: ignore[arg-type]
+        FunctionExecutor(staticmethod(plain))
 
 
 # ---------------------------------------------------------------- plain synchronous functions
@@ -412,11 +409,11 @@ async def test_defer_discovery_lets_a_subclass_register_its_own_handlers_first()
 async def test_response_handler_explicit_types_replace_annotations() -> None:
     class Asker(Executor):
         @handler(input=int)
-        async def ask(self, message, ctx):  # type: ignore[no-untyped-def]
+        async def ask(self, message, ctx):
             await ctx.request_info(Question(f"{message}?"), bool)
 
         @response_handler(request="Question", response=bool, workflow_output=str)
-        async def answered(self, original_request, response, ctx):  # type: ignore[no-untyped-def]
+        async def answered(self, original_request, response, ctx):
             await ctx.yield_output(f"{original_request.text} {response}")
 
     asker = Asker(id="asker")

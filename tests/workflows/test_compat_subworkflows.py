@@ -9,15 +9,21 @@ child's whole run, so a parent resumed in a fresh set of objects continues the c
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
+import subprocess
+import sys
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Never
 
 import pytest
 
 from workflows import (
     Executor,
+    FileCheckpointStorage,
     GraphMismatchError,
     InMemoryCheckpointStorage,
     SubWorkflowRequestMessage,
@@ -120,6 +126,7 @@ async def test_wrapper_types_come_from_the_child() -> None:
     assert sub.output_types == [Verdict, SubWorkflowRequestMessage]
     assert sub.can_handle("x@y.z")
     assert not sub.can_handle(42)
+    assert sub.to_dict()["workflow"] == child.to_dict()
 
 
 async def test_allow_direct_output_makes_child_outputs_parent_outputs() -> None:
@@ -374,6 +381,57 @@ async def test_inner_request_answered_from_a_parent_checkpoint_in_fresh_objects(
     assert third.get_final_state() is WorkflowRunState.IDLE
 
 
+def answer_main() -> None:
+    """The answering side of the cross-process test: ``<folder> <checkpoint id> <request id>
+    <answer>`` in argv; prints the run's requests, outputs and pause checkpoint as JSON."""
+    folder, checkpoint_id, request_id, answer = sys.argv[1:5]
+
+    async def answer_once() -> dict[str, Any]:
+        storage = FileCheckpointStorage(folder)
+        parent = notebook_parent(storage)
+        result = await parent.run(checkpoint_id=checkpoint_id, responses={request_id: answer})
+        latest = await storage.get_latest(workflow_name=parent.name)
+        return {
+            "requests": [[r.request_id, r.data] for r in result.get_request_info_events()],
+            "outputs": result.get_outputs(),
+            "checkpoint_id": latest.checkpoint_id if latest else None,
+        }
+
+    print(json.dumps(asyncio.run(answer_once())))
+
+
+def answer_in_another_process(folder: Path, checkpoint_id: str, request_id: str, answer: str) -> Any:
+    here = str(Path(__file__).parent)
+    code = f"import sys; sys.path.insert(0, {here!r}); import {__name__} as m; m.answer_main()"
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(folder), checkpoint_id, request_id, answer],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+async def test_inner_requests_are_answered_in_other_processes_from_parent_checkpoints(
+    tmp_path: Path,
+) -> None:
+    storage = FileCheckpointStorage(tmp_path)
+    parent = notebook_parent(storage)
+    (q1,) = (await parent.run("tea")).get_request_info_events()
+    pause = await storage.get_latest(workflow_name=parent.name)
+    assert pause is not None
+
+    second = answer_in_another_process(tmp_path, pause.checkpoint_id, q1.request_id, "green")
+    ((q2_id, q2_data),) = second["requests"]
+    assert q2_data == "second question" and second["outputs"] == []
+
+    third = answer_in_another_process(tmp_path, second["checkpoint_id"], q2_id, "milk")
+
+    assert third == {
+        "requests": [], "outputs": ["report: tea: green + milk"],
+        "checkpoint_id": third["checkpoint_id"],
+    }
+
+
 async def test_restored_child_does_not_emit_an_answered_request_again() -> None:
     storage = InMemoryCheckpointStorage()
     first = await notebook_parent(storage).run("tea")
@@ -421,7 +479,7 @@ async def test_resume_refuses_a_changed_child_graph_naming_the_wrapper() -> None
     )
 
     assert changed.graph_signature_hash != parent.graph_signature_hash
-    with pytest.raises(GraphMismatchError, match="'sub'"):
+    with pytest.raises(GraphMismatchError, match=r"sub-workflow 'sub': executors added: \['extra'\]"):
         await changed.run(checkpoint_id=pause)
 
 

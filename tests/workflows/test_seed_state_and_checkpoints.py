@@ -207,7 +207,9 @@ async def test_every_checkpoint_before_the_output_replays_to_the_original_result
     checkpoints = await storage.list_checkpoints(workflow_name=WORKFLOW_NAME)
     assert [cp.iteration_count for cp in checkpoints] == [0, 1, 2]
     for cp in checkpoints[:2]:  # the last one is after the output: nothing is left to run
-        replayed = await resume_from_checkpoint(storage, cp.checkpoint_id, resume_initial_refund=999.0)
+        replayed = await resume_from_checkpoint(
+            storage, cp.checkpoint_id, resume_initial_refund=999.0
+        )
         assert replayed == 15.0, cp.iteration_count
 
 
