@@ -9,6 +9,7 @@ from .checkpoint import CheckpointID, WorkflowCheckpoint, WorkflowMessage, resol
 from .codec import decode, dumps, encode, loads
 from .context import WorkflowContext
 from .edges import (
+    INTERNAL_SOURCE_ID,
     Case,
     Default,
     Edge,
@@ -16,6 +17,8 @@ from .edges import (
     FanOutEdgeGroup,
     SingleEdgeGroup,
     SwitchCaseEdgeGroup,
+    SwitchCaseEdgeGroupCase,
+    SwitchCaseEdgeGroupDefault,
 )
 from .events import (
     ErrorDetails,
@@ -46,8 +49,11 @@ from .exceptions import (
     ValidationTypeEnum,
     WorkflowCheckpointException,
     WorkflowConvergenceError,
+    WorkflowConvergenceException,
     WorkflowError,
+    WorkflowException,
     WorkflowRunError,
+    WorkflowRunnerException,
     WorkflowValidationError,
 )
 from .executor import Executor, FunctionExecutor, executor, handler, response_handler
@@ -68,6 +74,7 @@ from .storage.document import (
     summarize_record,
 )
 from .subworkflow import SubWorkflowRequestMessage, SubWorkflowResponseMessage, WorkflowExecutor
+from .validation import validate_workflow_graph
 from .viz import WorkflowViz
 from .workflow import Workflow
 
@@ -94,6 +101,7 @@ __all__ = [
     "FunctionExecutor",
     "GraphConnectivityError",
     "GraphMismatchError",
+    "INTERNAL_SOURCE_ID",
     "InMemoryCheckpointStorage",
     "OutputDesignationError",
     "PartCache",
@@ -108,6 +116,8 @@ __all__ = [
     "SubWorkflowRequestMessage",
     "SubWorkflowResponseMessage",
     "SwitchCaseEdgeGroup",
+    "SwitchCaseEdgeGroupCase",
+    "SwitchCaseEdgeGroupDefault",
     "TypeCompatibilityError",
     "TypeRegistry",
     "UnknownRequestError",
@@ -118,16 +128,19 @@ __all__ = [
     "WorkflowCheckpointException",
     "WorkflowContext",
     "WorkflowConvergenceError",
+    "WorkflowConvergenceException",
     "WorkflowError",
     "WorkflowErrorDetails",
     "WorkflowEvent",
     "WorkflowEventSource",
+    "WorkflowException",
     "WorkflowExecutor",
     "WorkflowMessage",
     "WorkflowRunError",
     "WorkflowRunResult",
     "WorkflowRunState",
     "WorkflowRunStream",
+    "WorkflowRunnerException",
     "WorkflowValidationError",
     "WorkflowViz",
     "decode",
@@ -144,4 +157,5 @@ __all__ = [
     "response_handler",
     "split_checkpoint",
     "summarize_record",
+    "validate_workflow_graph",
 ]

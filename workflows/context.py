@@ -37,13 +37,13 @@ class WorkflowContext(Generic[OutT, WorkflowOutT]):
     """
 
     __slots__ = (
-        "_scope",
         "_executor_id",
-        "_source_ids",
-        "_request_id",
         "_out_types",
-        "_staged",
+        "_request_id",
+        "_scope",
         "_sent",
+        "_source_ids",
+        "_staged",
         "_yielded",
     )
 

@@ -20,9 +20,12 @@ __all__ = [
     "EdgeGroup",
     "FanInEdgeGroup",
     "FanOutEdgeGroup",
+    "INTERNAL_SOURCE_ID",
     "InternalEdgeGroup",
     "SingleEdgeGroup",
     "SwitchCaseEdgeGroup",
+    "SwitchCaseEdgeGroupCase",
+    "SwitchCaseEdgeGroupDefault",
 ]
 
 Condition = Callable[[Any], bool | Awaitable[bool]]
@@ -62,6 +65,35 @@ class Default:
     """The branch a switch-case group takes when no case matches."""
 
     target: Any
+
+
+class SwitchCaseEdgeGroupCase(Case):
+    """MAF's spelling of a case naming its target by id: ``(condition, target_id)``."""
+
+    def __init__(
+        self, condition: Condition, target_id: str, *, condition_name: str | None = None
+    ) -> None:
+        super().__init__(condition, target_id)
+
+    @property
+    def target_id(self) -> str:
+        return str(self.target)
+
+
+class SwitchCaseEdgeGroupDefault(Default):
+    """MAF's spelling of the default branch naming its target by id."""
+
+    def __init__(self, target_id: str) -> None:
+        super().__init__(target_id)
+
+    @property
+    def target_id(self) -> str:
+        return str(self.target)
+
+
+def INTERNAL_SOURCE_ID(executor_id: str) -> str:  # noqa: N802 - MAF's name
+    """The source id of messages the engine itself hands an executor (input, answers)."""
+    return f"internal:{executor_id}"
 
 
 @dataclass(frozen=True)

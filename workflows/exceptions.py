@@ -56,8 +56,11 @@ __all__ = [
     "ValidationTypeEnum",
     "WorkflowCheckpointException",
     "WorkflowConvergenceError",
+    "WorkflowConvergenceException",
     "WorkflowError",
+    "WorkflowException",
     "WorkflowRunError",
+    "WorkflowRunnerException",
     "WorkflowValidationError",
 ]
 
@@ -223,6 +226,9 @@ class GraphMismatchError(CheckpointError):
     """The checkpoint was written by a workflow graph that differs from this one."""
 
 
-# Microsoft Agent Framework's name for the same family, so ``except WorkflowCheckpointException``
-# ports unchanged.
+# Microsoft Agent Framework's names for the same families, so ``except WorkflowException`` and
+# its kin port unchanged (MAF files checkpoint errors under the runner's; here they stand apart).
+WorkflowException = WorkflowError
+WorkflowRunnerException = WorkflowRunError
+WorkflowConvergenceException = WorkflowConvergenceError
 WorkflowCheckpointException = CheckpointError

@@ -19,6 +19,7 @@ warning event).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .exceptions import (
@@ -173,3 +174,27 @@ def validate_designation(graph: Graph) -> None:
                     "handler's context WorkflowContext[T, OutputT] (or pass workflow_output=)",
                     [eid],
                 )
+
+
+def validate_workflow_graph(
+    edge_groups: Sequence[EdgeGroup],
+    executors: dict[str, Executor],
+    start_executor: Executor | str,
+    output_executors: Sequence[str] | None = None,
+    intermediate_executors: Sequence[str] | None = None,
+) -> None:
+    """MAF's stand-alone check of a graph before it is built: raises what ``build()`` would.
+
+    ``output_executors`` of None (or empty) means no designation, as in the builder.
+    """
+    from .graph import Graph  # graph.py runs these checks, so it is imported here, not above
+
+    start_id = start_executor if isinstance(start_executor, str) else start_executor.id
+    graph = Graph(
+        dict(executors),
+        start_id,
+        list(edge_groups),
+        output_executor_ids=frozenset(output_executors) if output_executors else None,
+        intermediate_executor_ids=frozenset(intermediate_executors or ()),
+    )
+    graph.validate()

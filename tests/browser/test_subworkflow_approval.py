@@ -93,10 +93,10 @@ def test_inner_approval_from_the_inbox_completes_the_outer_run(
     assert "finished" in details.inner_text()
     page.wait_for_selector("#subworkflow-0-state + .json-tree .json-leaf")
     assert "category_limit" in details.inner_text()
+    screenshot(page, "run-subworkflow")
 
     # Keyboard: the panel's summary toggles it.
     page.focus("#subworkflow-0 > summary")
     page.keyboard.press("Enter")
     assert details.get_attribute("open") is None
-    screenshot(page, "run-subworkflow")
     assert problems.all() == []

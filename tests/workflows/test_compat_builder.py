@@ -566,3 +566,51 @@ def test_a_sub_workflow_is_drawn_nested_inside_its_parent() -> None:
     dot = WorkflowViz(outer).to_digraph()
     assert 'label="sub-workflow: sub";' in dot and '"sub/u" -> "sub/s";' in dot
     assert outer.to_dict()["executors"]["sub"]["workflow"]["start_executor_id"] == "u"
+
+
+# ------------------------------------------------------------------- MAF's other public names
+
+
+async def test_maf_spelled_switch_cases_route_like_case_and_default() -> None:
+    from workflows import SwitchCaseEdgeGroupCase, SwitchCaseEdgeGroupDefault
+
+    up, shout, other = Upper(id="up"), Shout(id="shout"), Shout(id="other")
+    # They name targets by id, so the builder must have met those executors already.
+    workflow = (
+        WorkflowBuilder(start_executor=up)
+        .add_edge(shout, other)
+        .add_switch_case_edge_group(
+            up,
+            [
+                SwitchCaseEdgeGroupCase(lambda text: text.startswith("A"), "shout"),
+                SwitchCaseEdgeGroupDefault("other"),
+            ],
+        )
+        .build()
+    )
+    assert SwitchCaseEdgeGroupDefault("other").target_id == "other"
+    result = await workflow.run("abc")
+    assert [(e.executor_id, e.data) for e in result if e.type == "output"] == [("shout", "ABC!")]
+    result = await workflow.run("xyz")
+    assert [(e.executor_id, e.data) for e in result if e.type == "output"] == [("other", "XYZ!")]
+
+
+def test_validate_workflow_graph_refuses_what_build_refuses() -> None:
+    from workflows import validate_workflow_graph
+
+    up, shout, stray = Upper(id="up"), Shout(id="shout"), Shout(id="stray")
+    groups = [SingleEdgeGroup("up", "shout")]
+    validate_workflow_graph(groups, {"up": up, "shout": shout}, up)
+    with pytest.raises(GraphConnectivityError):
+        validate_workflow_graph(groups, {"up": up, "shout": shout, "stray": stray}, up)
+
+
+def test_maf_exception_names_are_the_same_families() -> None:
+    import workflows
+    from workflows import exceptions
+
+    assert exceptions.WorkflowException is workflows.WorkflowError
+    assert issubclass(workflows.ConcurrentRunError, workflows.WorkflowRunnerException)
+    assert workflows.WorkflowConvergenceException is workflows.WorkflowConvergenceError
+    assert issubclass(workflows.GraphMismatchError, workflows.WorkflowCheckpointException)
+    assert workflows.INTERNAL_SOURCE_ID("start") == "internal:start"
