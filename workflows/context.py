@@ -132,11 +132,18 @@ class WorkflowContext(Generic[OutT, WorkflowOutT]):
         """What this handler call has yielded so far (designated or not)."""
         return list(self._yielded or ())
 
+    @property
+    def has_produced(self) -> bool:
+        return self._sent is not None or self._yielded is not None
+
     def produced(self) -> list[Any] | None:
         """Sent messages then yielded outputs: the data of ``executor_completed`` (None if none)."""
-        if self._sent is None and self._yielded is None:
-            return None
-        return [*(self._sent or ()), *(self._yielded or ())]
+        # The common case sent or yielded, not both: hand over that list, allocating nothing.
+        if self._yielded is None:
+            return self._sent
+        if self._sent is None:
+            return self._yielded
+        return [*self._sent, *self._yielded]
 
     def _warn(self, text: str) -> None:
         logger.warning("%s", text)

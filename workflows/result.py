@@ -11,6 +11,10 @@ from .events import RequestInfoEvent, WorkflowEvent, WorkflowRunState
 __all__ = ["WorkflowRunResult", "WorkflowRunStream"]
 
 
+_STARTED = frozenset({"started"})
+_STARTED_AND_STATUS = frozenset({"started", "status"})
+
+
 class WorkflowRunResult(list[WorkflowEvent]):
     """The events of a finished run, in order, with helpers for the common questions.
 
@@ -31,17 +35,11 @@ class WorkflowRunResult(list[WorkflowEvent]):
 
     @classmethod
     def of(cls, events: list[WorkflowEvent], *, include_status_events: bool = False) -> WorkflowRunResult:
-        kept: list[WorkflowEvent] = []
-        status: list[WorkflowEvent] = []
-        for event in events:
-            if event.type == "started":
-                continue
-            if event.type == "status":
-                status.append(event)
-                if not include_status_events:
-                    continue
-            kept.append(event)
-        return cls(kept, status)
+        hidden = _STARTED if include_status_events else _STARTED_AND_STATUS
+        return cls(
+            [e for e in events if e.type not in hidden],
+            [e for e in events if e.type == "status"],
+        )
 
     def get_outputs(self) -> list[Any]:
         """The data of every ``output`` event."""

@@ -115,7 +115,7 @@ async def route(graph: Graph, messages: list[WorkflowMessage], buffers: dict[str
                     slot = work.setdefault(group.key, {})
                     slot.setdefault(message.source_id, []).append(message.data)
                     delivered = True
-                elif executors[target].can_handle(message.data):
+                elif executors[target].find_handler(message.data) is not None:
                     deliveries.setdefault(target, []).append(
                         Delivery(message.data, [message.source_id])
                     )
@@ -296,7 +296,7 @@ async def _run_executor(scope: SuperstepScope, executor_id: str, items: list[Del
         emit(
             WorkflowEvent(
                 "executor_completed",
-                data=ctx.produced() if ctx is not None else None,
+                data=ctx.produced() if ctx is not None and ctx.has_produced else None,
                 executor_id=executor_id,
                 iteration=iteration,
             )

@@ -196,15 +196,12 @@ def layout_graph(
         captions=[d.caption for d in details],
         tags=[d.role for d in details],
     )
+    columns = zip(
+        names, placed.labels, placed.boxes, placed.layers, placed.orders, details, strict=True
+    )
     nodes = tuple(
-        PlacedNode(
-            name, label, box.x, box.y, box.width, box.height, layer, order,
-            detail.kind, detail.caption, detail.role,
-        )
-        for name, label, box, layer, order, detail in zip(
-            names, placed.labels, placed.boxes, placed.layers, placed.orders, details,
-            strict=True,
-        )
+        PlacedNode(name, label, *box, layer, order, d.kind, d.caption, d.role)
+        for name, label, box, layer, order, d in columns
     )
     return GraphLayout(
         nodes=nodes,

@@ -124,9 +124,11 @@ def _unwrap(value: Any, depth: int = 0) -> Any:
     if not isinstance(value, dict):
         return value
     pairs = value.get("v")
-    wrapped = set(value) == {"$t", "v"} and value["$t"] == "dict" and isinstance(pairs, list)
-    if wrapped and all(
-        isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in pairs
+    if (
+        set(value) == {"$t", "v"}
+        and value["$t"] == "dict"
+        and isinstance(pairs, list)
+        and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in pairs)
     ):
         return {key: _unwrap(item, depth + 1) for key, item in pairs}
     return {key: _unwrap(item, depth + 1) for key, item in value.items()}
@@ -229,7 +231,8 @@ def _checkpoint_for(run: WorkflowRun, checkpoint_id: str | None) -> Checkpoint |
         found = selectors.checkpoint_get(run.pk, checkpoint_id)
         if found is not None:
             return found
-    return run.latest_checkpoint
+    latest: Checkpoint | None = run.latest_checkpoint
+    return latest
 
 
 def panel(

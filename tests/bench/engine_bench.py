@@ -63,6 +63,8 @@ else:
     PEER_IMPORT_ERROR = None
     # It warns (through logging) that a self-loop "may cause infinite recursion"; ours is bounded.
     logging.getLogger("agent_framework").setLevel(logging.ERROR)
+# Both engines warn once per build that the benchmark's executor loops to itself: that is the point.
+logging.getLogger("workflows.validation").setLevel(logging.ERROR)
 
 KIB = 1024
 SIZES = {"1 KiB": 1 * KIB, "64 KiB": 64 * KIB}

@@ -87,9 +87,10 @@ def test_inner_approval_from_the_inbox_completes_the_outer_run(
     assert details.get_attribute("open") is not None
     inner = "#subworkflow-0-graph g.node"
     page.wait_for_selector(f'{inner}[data-inner-executor="manager-approval"]')
-    assert page.get_attribute(
-        f'{inner}[data-inner-executor="policy-check"]', "class"
-    ) == "node state-done"
+    assert (
+        page.get_attribute(f'{inner}[data-inner-executor="policy-check"]', "class")
+        == "node state-done"
+    )
     assert "finished" in details.inner_text()
     page.wait_for_selector("#subworkflow-0-state + .json-tree .json-leaf")
     assert "category_limit" in details.inner_text()

@@ -270,7 +270,7 @@ def test_run_page_draws_the_sub_workflow_node_and_its_inner_graph_and_state(
     assert "sub-workflow: manager-review" in html
     assert 'data-role="output"' in html and 'data-role="intermediate"' in html
     assert f'href="/runs/{run.pk}/?sub=manager-review#subworkflow-0"' in html
-    inner = dict((name, state) for state, name in INNER_NODE.findall(html))
+    inner = {name: state for state, name in INNER_NODE.findall(html)}
     assert inner == {"policy-check": "done", "manager-approval": "waiting"}
     assert "waits for 1 answer" in html
     # "Decide in the inbox" for the inner request
@@ -302,12 +302,12 @@ def test_the_panel_shows_the_inner_state_at_a_chosen_checkpoint(
     at_wait = client.get(f"{url}&checkpoint={inside.checkpoint_id}").content.decode()
     not_yet = client.get(f"{url}&checkpoint={before.checkpoint_id}").content.decode()
 
-    assert dict((n, s) for s, n in INNER_NODE.findall(latest)) == {
+    assert {n: s for s, n in INNER_NODE.findall(latest)} == {
         "policy-check": "done",
         "manager-approval": "done",
     }
     assert "finished" in latest
-    assert dict((n, s) for s, n in INNER_NODE.findall(at_wait))["manager-approval"] == "waiting"
+    assert {n: s for s, n in INNER_NODE.findall(at_wait)}["manager-approval"] == "waiting"
     assert "Decide in the inbox" not in at_wait  # already decided: no link to a closed request
     assert "has not run yet" in not_yet
     assert client.get(f"/runs/{run.pk}/subworkflow/?sub=intake").status_code == 404
