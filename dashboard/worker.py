@@ -8,6 +8,7 @@ transaction (checkpoint, events since the last one, approvals, run progress) thr
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import traceback
 from typing import Any
@@ -65,7 +66,14 @@ def _drain(pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return taken
 
 
+# The engine gives these events the messages themselves (MAF's payloads). The run's checkpoints
+# already hold every message, so the event log keeps them lean instead of encoding each twice.
+_LEAN_EVENTS = frozenset({"executor_invoked", "executor_completed"})
+
+
 def _event_dict(event: WorkflowEvent) -> dict[str, Any]:
+    if event.type in _LEAN_EVENTS and event.data is not None:
+        event = dataclasses.replace(event, data=None)
     try:
         return event.to_dict()
     except Exception as exc:  # an output the codec cannot store: keep the event, say why

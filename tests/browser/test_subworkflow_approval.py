@@ -41,11 +41,26 @@ def test_inner_approval_from_the_inbox_completes_the_outer_run(
     login_as(page, "ops")
 
     run_id = start_expense_claim(page, "Robin")
-    page.evaluate(NO_RELOAD)
     page.wait_for_selector("#run-header .pill.status-waiting", timeout=30_000)
     sub_node = '#run-graph g.node[data-executor="manager-review"]'
     assert page.get_attribute(sub_node, "data-kind") == "subworkflow"
     assert "sub-workflow: manager-review" in page.inner_text("#run-graph")
+
+    # Opening the sub-workflow node shows the inner graph and the inner workflow's state.
+    page.click(f"{sub_node} a.node-link")
+    page.wait_for_url(re.compile(r"\?sub=manager-review#subworkflow-0$"))
+    details = page.locator("#subworkflow-0")
+    assert details.get_attribute("open") is not None
+    inner = "#subworkflow-0-graph g.node"
+    approval_node = f'{inner}[data-inner-executor="manager-approval"]'
+    assert page.get_attribute(approval_node, "class") == "node state-waiting"
+    assert page.get_attribute(f'{inner}[data-inner-executor="policy-check"]', "class") == (
+        "node state-done"
+    )
+    assert "waits for 1 answer" in details.inner_text()
+    page.wait_for_selector("#subworkflow-0-state + .json-tree .json-leaf")
+    assert "category_limit" in details.inner_text()
+    page.evaluate(NO_RELOAD)
 
     # The inbox shows the inner workflow's question, asked through the sub-workflow node.
     inbox = context.new_page()
@@ -66,34 +81,26 @@ def test_inner_approval_from_the_inbox_completes_the_outer_run(
     inbox.wait_for_selector("#approval-panel .decided-summary")
     inbox.close()
 
-    # The decision resumes the inner workflow; the outer run completes, live.
+    # The decision resumes the inner workflow; the outer run completes, live, and the open
+    # panel follows: the inner approval step is done and the sub-workflow finished.
     page.wait_for_selector("#run-header .pill.status-completed", timeout=30_000)
     page.wait_for_selector("#run-output-json + .json-tree .json-leaf", timeout=10_000)
     output = json.loads(page.text_content("#run-output-json") or "{}")
     assert output["status"] == "paid" and output["note"] == "Receipts attached"
     assert output["reviewed_by"] == "manager"
-    assert page.evaluate(SAME_PAGE), "the page reloaded instead of updating live"
     page.wait_for_function(
         "() => document.querySelector('#run-graph g.node[data-executor=\"payout\"]')"
         ".classList.contains('state-done')"
     )
-    intermediates = page.inner_text("#run-intermediate-outputs")
-    assert "intake" in intermediates and "manager-review" in intermediates
-
-    # Opening the sub-workflow node shows the inner graph and the inner workflow's state.
-    page.click(f"{sub_node} a.node-link")
-    page.wait_for_url(re.compile(r"\?sub=manager-review#subworkflow-0$"))
-    details = page.locator("#subworkflow-0")
-    assert details.get_attribute("open") is not None
-    inner = "#subworkflow-0-graph g.node"
-    page.wait_for_selector(f'{inner}[data-inner-executor="manager-approval"]')
-    assert (
-        page.get_attribute(f'{inner}[data-inner-executor="policy-check"]', "class")
-        == "node state-done"
+    page.wait_for_function(
+        "() => document.querySelector('#subworkflow-0-graph"
+        " g.node[data-inner-executor=\"manager-approval\"]').classList.contains('state-done')",
+        timeout=10_000,
     )
     assert "finished" in details.inner_text()
-    page.wait_for_selector("#subworkflow-0-state + .json-tree .json-leaf")
-    assert "category_limit" in details.inner_text()
+    intermediates = page.inner_text("#run-intermediate-outputs")
+    assert "intake" in intermediates and "manager-review" in intermediates
+    assert page.evaluate(SAME_PAGE), "the page reloaded instead of updating live"
     screenshot(page, "run-subworkflow")
 
     # Keyboard: the panel's summary toggles it.
