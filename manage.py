@@ -47,7 +47,7 @@ def bootstrap_and_reexec() -> None:
 def main() -> None:
     if not django_is_usable():
         bootstrap_and_reexec()
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.config.settings")
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

@@ -13,8 +13,8 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Model
 from django.http import HttpRequest
 
-from . import services
-from .models import (
+from dashboard import services
+from dashboard.models import (
     ApprovalRequest,
     ApprovalRule,
     AuditEntry,

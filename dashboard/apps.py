@@ -1,4 +1,11 @@
-"""App config. ``ready()`` starts nothing: threads belong to server processes (asgi.py)."""
+"""The ``dashboard`` app: its models, admin, migrations and commands, plus the wiring of its
+layers. ``ready()`` starts nothing: threads belong to server processes (config/asgi.py).
+
+``ready()`` plugs the execution and approvals packages into ``services.dispatch`` (services
+sit below them and never import them) and, by importing their ``tasks`` modules, registers
+their Celery tasks and periodic jobs in every process Django runs in (web server, Celery
+worker, shell, tests).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +23,13 @@ class DashboardConfig(AppConfig):
 
     def ready(self) -> None:
         checks.register(check_shared_database, checks.Tags.database)
+        # Imported here, not at the top: task modules import models, which are only ready now.
+        from dashboard.approvals import tasks as approval_tasks
+        from dashboard.execution import tasks as execution_tasks
+        from dashboard.services import dispatch
+
+        dispatch.plug_run_executor(execution_tasks.enqueue_run_on_commit)
+        dispatch.plug_notification_sender(approval_tasks.enqueue_delivery)
 
 
 def check_shared_database(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:

@@ -21,11 +21,14 @@ from .edges import (
     SwitchCaseEdgeGroupDefault,
 )
 from .events import (
+    EVENT_KINDS,
     ErrorDetails,
+    EventKind,
     RequestInfoEvent,
     WorkflowErrorDetails,
     WorkflowEvent,
     WorkflowEventSource,
+    WorkflowEventType,
     WorkflowRunState,
 )
 from .exceptions import (
@@ -65,6 +68,7 @@ from .storage import (
     CheckpointSummary,
     FileCheckpointStorage,
     InMemoryCheckpointStorage,
+    SummaryStorage,
 )
 from .storage.document import (
     PartCache,
@@ -90,9 +94,11 @@ __all__ = [
     "CheckpointTypeError",
     "ConcurrentRunError",
     "Default",
+    "EVENT_KINDS",
     "Edge",
     "EdgeDuplicationError",
     "ErrorDetails",
+    "EventKind",
     "Executor",
     "ExecutorDuplicationError",
     "FanInEdgeGroup",
@@ -115,6 +121,7 @@ __all__ = [
     "SplitCheckpoint",
     "SubWorkflowRequestMessage",
     "SubWorkflowResponseMessage",
+    "SummaryStorage",
     "SwitchCaseEdgeGroup",
     "SwitchCaseEdgeGroupCase",
     "SwitchCaseEdgeGroupDefault",
@@ -133,6 +140,7 @@ __all__ = [
     "WorkflowErrorDetails",
     "WorkflowEvent",
     "WorkflowEventSource",
+    "WorkflowEventType",
     "WorkflowException",
     "WorkflowExecutor",
     "WorkflowMessage",

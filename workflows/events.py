@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import enum
 import traceback as traceback_module
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic
+from types import MappingProxyType
+from typing import Any, Generic, Literal
 
 from typing_extensions import TypeVar
 
@@ -19,35 +21,93 @@ from .exceptions import CheckpointDecodeError
 from .registry import AllowedTypes, TypeRegistry, default_registry, resolve_type_name
 
 __all__ = [
+    "EVENT_KINDS",
     "ErrorDetails",
+    "EventKind",
     "RequestInfoEvent",
     "WorkflowErrorDetails",
     "WorkflowEvent",
     "WorkflowEventSource",
+    "WorkflowEventType",
     "WorkflowRunState",
     "describe_type",
 ]
 
 DataT = TypeVar("DataT", default=Any)
 
-# Event types the framework emits; executors may not forge these through ctx.add_event. MAF
-# guards only the first five; the others are guarded here too because the dashboard trusts them
-# (a forged superstep_completed would point operators at a checkpoint that does not exist).
-RESERVED_EVENT_TYPES = frozenset(
-    {
-        "started",
-        "status",
-        "failed",
-        "output",
-        "intermediate",
-        "request_info",
-        "superstep_started",
-        "superstep_completed",
-        "executor_invoked",
-        "executor_completed",
-        "executor_failed",
-    }
+@dataclass(frozen=True, slots=True)
+class EventKind:
+    """One entry of the event catalogue: what an event of this type means and carries.
+
+    Attributes:
+        type: the ``WorkflowEvent.type`` string.
+        summary: one line saying what happened, for documentation and the dashboard.
+        data: what ``data`` holds ("" when nothing).
+        fields: the other attributes it sets (``executor_id``, ``iteration``, ``state``...).
+        reserved: only the engine may emit it; ``ctx.add_event`` turns a forged one into a
+            ``warning``.
+    """
+
+    type: str
+    summary: str
+    data: str = ""
+    fields: tuple[str, ...] = ()
+    reserved: bool = True
+
+
+_KINDS = (
+    EventKind("started", "the run began (streams only; results leave it out)"),
+    EventKind("status", "the run changed state", fields=("state",)),
+    EventKind("failed", "the run failed; the exception is re-raised", "ErrorDetails", ("details",)),
+    EventKind("output", "a designated executor yielded a workflow output", "the output",
+              ("executor_id",)),
+    EventKind("intermediate", "an intermediate executor yielded a value", "the value",
+              ("executor_id",)),
+    EventKind("request_info", "an executor asked for outside input (RequestInfoEvent)",
+              "the request", ("executor_id", "iteration", "request_id", "source_executor_id",
+                              "request_type", "response_type")),
+    EventKind("superstep_started", "a superstep began", fields=("iteration",)),
+    EventKind("superstep_completed", "a superstep ended and its checkpoint was saved",
+              fields=("iteration", "checkpoint_id")),
+    EventKind("executor_invoked", "a handler was called", "the message it got",
+              ("executor_id", "iteration")),
+    EventKind("executor_completed", "a handler returned",
+              "what it sent then yielded (None if nothing)", ("executor_id", "iteration")),
+    EventKind("executor_failed", "a handler raised", "ErrorDetails",
+              ("executor_id", "iteration", "details")),
+    EventKind("executor_bypassed", "an executor was skipped", "", ("executor_id",)),
+    EventKind("warning", "something was dropped or looks wrong; the run goes on", "the text",
+              reserved=False),
+    EventKind("error", "a non-fatal error", "the exception", reserved=False),
+    EventKind("data", "MAF's deprecated executor data event", "the data", ("executor_id",),
+              reserved=False),
 )
+
+EVENT_KINDS: Mapping[str, EventKind] = MappingProxyType({k.type: k for k in _KINDS})
+"""The engine's event types, declared once; executors may add types of their own."""
+
+WorkflowEventType = Literal[
+    "started",
+    "status",
+    "failed",
+    "output",
+    "intermediate",
+    "request_info",
+    "superstep_started",
+    "superstep_completed",
+    "executor_invoked",
+    "executor_completed",
+    "executor_failed",
+    "executor_bypassed",
+    "warning",
+    "error",
+    "data",
+]
+
+# Executors may not forge these through ctx.add_event. MAF guards only started/status/failed/
+# output/intermediate; the others are guarded too because the dashboard trusts them (a forged
+# superstep_completed would point operators at a checkpoint that does not exist).
+RESERVED_EVENT_TYPES = frozenset(k.type for k in _KINDS if k.reserved)
 
 
 class WorkflowEventSource(str, enum.Enum):
@@ -321,3 +381,4 @@ def describe_type(annotation: Any, registry: TypeRegistry = default_registry) ->
             return annotation.__qualname__
         return registry.name_of(annotation) or f"{annotation.__module__}.{annotation.__qualname__}"
     return repr(annotation).replace("typing.", "")
+

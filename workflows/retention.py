@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .storage.protocol import CheckpointSummary, instant
+from .storage.protocol import CheckpointSummary, SummaryStorage, instant
 
 if TYPE_CHECKING:
     from .storage.protocol import CheckpointStorage
@@ -27,9 +27,8 @@ class PruneReport:
 async def _summaries(
     storage: CheckpointStorage, workflow_name: str | None, run_id: str | None
 ) -> list[CheckpointSummary]:
-    lister = getattr(storage, "list_summaries", None)
-    if lister is not None:
-        return list(await lister(workflow_name=workflow_name, run_id=run_id))
+    if isinstance(storage, SummaryStorage):
+        return list(await storage.list_summaries(workflow_name=workflow_name, run_id=run_id))
     checkpoints = await storage.list_checkpoints(workflow_name=workflow_name, run_id=run_id)
     return [CheckpointSummary.of(cp) for cp in checkpoints]
 

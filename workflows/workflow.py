@@ -37,6 +37,7 @@ from .runtime import (
     route,
     run_deliveries,
 )
+from .storage.protocol import SummaryStorage
 from .typecheck import coerce, is_instance_of
 
 if TYPE_CHECKING:
@@ -521,10 +522,9 @@ class Workflow(WorkflowIntrospection):
         self, storage: CheckpointStorage | None, run_id: str, request_ids: list[str]
     ) -> None:
         """Another process may have answered from the same pause checkpoint already."""
-        summaries = getattr(storage, "list_summaries", None)
-        if summaries is None:
+        if not isinstance(storage, SummaryStorage):
             return
-        for summary in await summaries(run_id=run_id):
+        for summary in await storage.list_summaries(run_id=run_id):
             twice = set(request_ids) & set(summary.answered_request_ids)
             if twice:
                 raise RequestAlreadyAnsweredError(

@@ -6,6 +6,13 @@ nothing else changes runs. Each transition checks the user's role (``authz``), l
 changes (``select_for_update``), checks the current status, writes, records events and an audit
 entry, and only after the commit enqueues work or broadcasts (``transaction.on_commit``).
 
+Modules: ``runs`` (start, cancel, resume, fork, retry, hold), ``execution`` (leases, checkpoint
+commits, finishing, the lease sweeper's rule), ``approvals``, ``retention``, ``authz`` (roles),
+``audit`` (the audit trail), ``common`` (events, status changes), ``errors`` and ``dispatch``.
+This package sits below execution, approvals, live consumers, web and API, which import it and
+never the reverse: work it hands upwards (execute a run, deliver a notification) goes through
+the hooks in ``dispatch``, plugged in by ``DashboardConfig.ready()``.
+
 Run status machine::
 
     queued ──lease──▶ running ──▶ completed | failed | cancelled
@@ -14,18 +21,25 @@ Run status machine::
        └── retry (failed) / resume (not active) / lease expired (sweeper)
 """
 
-from .approvals import (
+from dashboard.services import audit, retention
+from dashboard.services.approvals import (
     approval_assign,
     approval_claim,
     approval_decide,
     approval_opened,
     approvals_sweep,
 )
-from .authz import ACTION_PERMISSIONS, can, require
-from . import audit
-from .common import record_events
-from .errors import Conflict, Forbidden, InvalidInput, LeaseLost, NotFound, ServiceError
-from .execution import (
+from dashboard.services.authz import ACTION_PERMISSIONS, can, require
+from dashboard.services.common import record_events
+from dashboard.services.errors import (
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    LeaseLost,
+    NotFound,
+    ServiceError,
+)
+from dashboard.services.execution import (
     ExecutionPlan,
     Lease,
     checkpoint_commit,
@@ -36,9 +50,8 @@ from .execution import (
     runs_sweep,
     worker_identity,
 )
-from . import retention
-from .retention import PruneReport, checkpoint_prune, retention_preview
-from .runs import run_cancel, run_fork, run_hold, run_resume, run_retry, run_start
+from dashboard.services.retention import PruneReport, checkpoint_prune, retention_preview
+from dashboard.services.runs import run_cancel, run_fork, run_hold, run_resume, run_retry, run_start
 
 __all__ = [
     "ACTION_PERMISSIONS",

@@ -8,8 +8,9 @@ from typing import Any
 
 from django.db import transaction
 
-from .. import live, registry
-from ..models import (
+from dashboard.execution import registry
+from dashboard.live import broadcast
+from dashboard.models import (
     TERMINAL_RUN_STATUSES,
     ApprovalRequest,
     ApprovalRule,
@@ -19,9 +20,17 @@ from ..models import (
     RunStatus,
     WorkflowRun,
 )
-from . import audit, authz
-from .common import enqueue, locked_run, now, record_events, set_status, status_event, username
-from .errors import Conflict, Forbidden, InvalidInput, NotFound
+from dashboard.services import audit, authz, dispatch
+from dashboard.services.common import (
+    enqueue,
+    locked_run,
+    now,
+    record_events,
+    set_status,
+    status_event,
+    username,
+)
+from dashboard.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 
 __all__ = [
     "approval_assign",
@@ -87,10 +96,8 @@ def _notify(approval: ApprovalRequest, rule: ApprovalRule, event: str) -> None:
         )
     if rows:
         created = Notification.objects.bulk_create(rows)
-        from ..notifications import enqueue_delivery
-
         for row in created:
-            enqueue_delivery(row.pk)
+            dispatch.enqueue_notification(row.pk)
 
 
 # ------------------------------------------------------------------------------------- decide
@@ -143,7 +150,7 @@ def approval_decide(
             audit.record(user, f"vote_{action}", run=run, target=f"request {request_id}",
                          checkpoint_before=approval.checkpoint_id, details={"approvals": approvals})
             if approved and approvals < approval.required_approvals:
-                transaction.on_commit(live.broadcast_approvals_changed, robust=True)
+                transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
                 return approval
         _decide(approval, run, user, approved, value, reason)
     return approval
@@ -189,7 +196,7 @@ def _decide(approval: ApprovalRequest, run: WorkflowRun, user: Any, approved: bo
         run.save()
         record_events(run, [status_event(run, RunStatus.QUEUED, action="approval")])
         enqueue(run)
-    transaction.on_commit(live.broadcast_approvals_changed, robust=True)
+    transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
 
 
 def _already_decided(approval: ApprovalRequest) -> str:
@@ -239,7 +246,7 @@ def approval_claim(request_id: str, *, user: Any, release: bool = False) -> Appr
             approval.claimed_by, approval.claimed_at = user, now()
         approval.save(update_fields=["claimed_by", "claimed_at"])
         audit.record(user, "unclaim" if release else "claim", run=approval.run, target=f"request {request_id}")
-        transaction.on_commit(live.broadcast_approvals_changed, robust=True)
+        transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
     return approval
 
 
@@ -257,7 +264,7 @@ def approval_assign(request_id: str, *, user: Any, assignee: Any = None, group: 
         audit.record(user, "assign", run=approval.run, target=f"request {request_id}",
                      details={"user": assignee.get_username() if assignee else None,
                               "group": group.name if group else None})
-        transaction.on_commit(live.broadcast_approvals_changed, robust=True)
+        transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
     return approval
 
 
@@ -296,5 +303,5 @@ def approvals_sweep() -> list[str]:
             else:
                 approval.default_applied = True  # overdue is recorded; nothing more to apply
                 approval.save(update_fields=["overdue_at", "default_applied"])
-            transaction.on_commit(live.broadcast_approvals_changed, robust=True)
+            transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
     return applied

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..models import AuditEntry
+from dashboard.models import AuditEntry
 
 __all__ = ["RequestMeta", "record", "request_meta"]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models import AuditEntry
-from . import audit
-from .errors import Forbidden
+from dashboard.models import AuditEntry
+from dashboard.services import audit
+from dashboard.services.errors import Forbidden
 
 __all__ = ["ACTION_PERMISSIONS", "can", "require"]
 

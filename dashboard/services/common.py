@@ -11,10 +11,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from .. import live
-from ..embedded import enqueue_on_commit
-from ..models import TERMINAL_RUN_STATUSES, RunEvent, RunStatus, WorkflowRun
-from .errors import NotFound
+from dashboard.live import broadcast
+from dashboard.models import TERMINAL_RUN_STATUSES, RunEvent, RunStatus, WorkflowRun
+from dashboard.services import dispatch
+from dashboard.services.errors import NotFound
 
 ACTIVE_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
 
@@ -42,8 +42,8 @@ def record_events(run: WorkflowRun, events: Iterable[dict[str, Any]]) -> list[Ru
     RunEvent.objects.bulk_create(rows)
     run.last_event_seq = seq
     WorkflowRun.objects.filter(pk=run.pk).update(last_event_seq=seq)
-    payload = [live.event_payload(row) for row in rows]
-    transaction.on_commit(lambda: live.broadcast_run_events(run.pk, payload), robust=True)
+    payload = [broadcast.event_payload(row) for row in rows]
+    transaction.on_commit(lambda: broadcast.broadcast_run_events(run.pk, payload), robust=True)
     return rows
 
 
@@ -77,7 +77,5 @@ def username(user: Any) -> str | None:
 
 
 def enqueue(run: WorkflowRun) -> None:
-    from ..tasks import execute_run
-
-    enqueue_on_commit(execute_run, str(run.pk))
-    transaction.on_commit(lambda: live.broadcast_run_changed(run.pk), robust=True)
+    dispatch.enqueue_run(str(run.pk))
+    transaction.on_commit(lambda: broadcast.broadcast_run_changed(run.pk), robust=True)

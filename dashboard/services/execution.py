@@ -14,14 +14,22 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
+from dashboard.checkpoints.writes import save_split
+from dashboard.execution import registry
+from dashboard.live import broadcast
+from dashboard.models import ApprovalRequest, ApprovalStatus, Checkpoint, RunStatus, WorkflowRun
+from dashboard.services import approvals
+from dashboard.services.common import (
+    ACTIVE_STATUSES,
+    enqueue,
+    lease_seconds,
+    now,
+    record_events,
+    set_status,
+    status_event,
+)
+from dashboard.services.errors import LeaseLost
 from workflows import SplitCheckpoint, WorkflowCheckpoint
-
-from .. import live, registry
-from ..models import ApprovalRequest, ApprovalStatus, Checkpoint, RunStatus, WorkflowRun
-from ..checkpoint_writes import save_split
-from . import approvals
-from .common import ACTIVE_STATUSES, enqueue, lease_seconds, now, record_events, set_status, status_event
-from .errors import LeaseLost
 
 __all__ = [
     "ExecutionPlan",
@@ -73,7 +81,7 @@ def lease_acquire(run_id: Any, owner: str) -> Lease | None:
         if takeover:
             events.insert(0, {"type": "run_recovered", "attempt": run.attempts, "worker": owner})
         record_events(run, events)
-        transaction.on_commit(lambda: live.broadcast_run_changed(run.pk), robust=True)
+        transaction.on_commit(lambda: broadcast.broadcast_run_changed(run.pk), robust=True)
         return Lease(run.pk, owner, run.fencing_epoch)
 
 
@@ -169,7 +177,7 @@ def checkpoint_commit(
         }
         record_events(run, [*events, marker])
         if new_requests:
-            transaction.on_commit(live.broadcast_approvals_changed, robust=True)
+            transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
 
 
 def _approval_specs(run_id: Any, checkpoint: WorkflowCheckpoint) -> list[dict[str, Any]]:
@@ -228,7 +236,7 @@ def run_finish(
                 run.output = output
         run.save()
         record_events(run, [*events, status_event(run, run.status)])
-        transaction.on_commit(lambda: live.broadcast_run_changed(run.pk), robust=True)
+        transaction.on_commit(lambda: broadcast.broadcast_run_changed(run.pk), robust=True)
 
 
 def _has_undelivered_decisions(run: WorkflowRun) -> bool:
@@ -274,7 +282,7 @@ def runs_sweep() -> list[str]:
                 )
                 run.save()
                 record_events(run, [status_event(run, RunStatus.FAILED, reason="worker lost")])
-                transaction.on_commit(lambda rid=run.pk: live.broadcast_run_changed(rid), robust=True)
+                transaction.on_commit(lambda rid=run.pk: broadcast.broadcast_run_changed(rid), robust=True)
                 continue
             if expired:
                 run.lease_owner, run.lease_expires_at = "", None

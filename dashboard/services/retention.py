@@ -22,8 +22,12 @@ from typing import Any
 
 from django.db import transaction
 
-from ..blob_uses import collect_unused_blobs, release_unused_uses, release_uses_of_gone_lineages
-from ..models import (
+from dashboard.checkpoints.blob_uses import (
+    collect_unused_blobs,
+    release_unused_uses,
+    release_uses_of_gone_lineages,
+)
+from dashboard.models import (
     TERMINAL_RUN_STATUSES,
     ApprovalRequest,
     AuditEntry,
@@ -32,9 +36,9 @@ from ..models import (
     RunEvent,
     WorkflowRun,
 )
-from . import audit, authz
-from .common import now, record_events
-from .errors import NotFound
+from dashboard.services import audit, authz
+from dashboard.services.common import now, record_events
+from dashboard.services.errors import NotFound
 
 __all__ = ["PruneReport", "checkpoint_prune", "retention_preview"]
 

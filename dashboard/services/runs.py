@@ -7,13 +7,19 @@ from typing import Any
 
 from django.db import transaction
 
-from workflows import CheckpointDecodeError, CheckpointEncodeError, WorkflowCheckpoint, encode, split_checkpoint
-
-from .. import live, registry
-from ..models import TERMINAL_RUN_STATUSES, ApprovalRequest, ApprovalStatus, Checkpoint, RunStatus, WorkflowRun
-from ..checkpoint_writes import save_split
-from . import approvals, audit, authz
-from .common import (
+from dashboard.checkpoints.writes import save_split
+from dashboard.execution import registry
+from dashboard.live import broadcast
+from dashboard.models import (
+    TERMINAL_RUN_STATUSES,
+    ApprovalRequest,
+    ApprovalStatus,
+    Checkpoint,
+    RunStatus,
+    WorkflowRun,
+)
+from dashboard.services import approvals, audit, authz
+from dashboard.services.common import (
     ACTIVE_STATUSES,
     enqueue,
     is_user,
@@ -24,8 +30,15 @@ from .common import (
     status_event,
     username,
 )
-from .errors import Conflict, InvalidInput, NotFound
-from .execution import _approval_specs
+from dashboard.services.errors import Conflict, InvalidInput, NotFound
+from dashboard.services.execution import _approval_specs
+from workflows import (
+    CheckpointDecodeError,
+    CheckpointEncodeError,
+    WorkflowCheckpoint,
+    encode,
+    split_checkpoint,
+)
 
 __all__ = ["run_cancel", "run_fork", "run_hold", "run_resume", "run_retry", "run_start"]
 
@@ -79,7 +92,7 @@ def run_cancel(run_id: Any, *, user: Any = None) -> WorkflowRun:
         record_events(run, [status_event(run, RunStatus.CANCELLED, by=username(user))])
         audit.record(user, "cancel", run=run, target=f"run {run.pk}",
                      checkpoint_before=run.latest_checkpoint_id, checkpoint_after=run.latest_checkpoint_id)
-        transaction.on_commit(lambda: live.broadcast_run_changed(run.pk), robust=True)
+        transaction.on_commit(lambda: broadcast.broadcast_run_changed(run.pk), robust=True)
     return run
 
 
@@ -88,7 +101,7 @@ def _cancel_pending_approvals(run: WorkflowRun) -> None:
         status=ApprovalStatus.CANCELLED, decided_at=now()
     )
     if changed:
-        transaction.on_commit(live.broadcast_approvals_changed, robust=True)
+        transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
 
 
 def run_retry(run_id: Any, *, user: Any = None) -> WorkflowRun:
@@ -198,7 +211,7 @@ def run_fork(
         # new checkpoint that would raise them: raise the pending requests on its lineage now.
         for spec in _approval_specs(fork.pk, edited):
             approvals.approval_opened(ApprovalRequest.objects.create(**spec, run=fork, checkpoint=row), fork)
-            transaction.on_commit(live.broadcast_approvals_changed, robust=True)
+            transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
         record_events(
             fork,
             [status_event(fork, RunStatus.QUEUED, by=username(user), action="fork",
@@ -220,7 +233,7 @@ def _edited_checkpoint(
     state: dict[str, Any] | None,
     executor_states: dict[str, dict[str, Any]] | None,
 ) -> WorkflowCheckpoint:
-    from ..storage import DjangoCheckpointStorage
+    from dashboard.checkpoints.storage import DjangoCheckpointStorage
 
     source = DjangoCheckpointStorage().decode(checkpoint.document)
     doc = source.to_dict()

@@ -1,1 +1,5 @@
-"""Presentation helpers for the dashboard: graph layout, JSON diff, CSP, context processors."""
+"""The operator's pages (server-rendered, htmx): views by page (``views_runs``,
+``views_run_detail``, ``views_checkpoints``, ``views_approvals``, ``views_storage``,
+``views_auth``), their ``urls``, and presentation helpers (graph layout and state, timeline,
+event rendering, JSON diff, forms, pagination, CSP, context processors).
+"""

@@ -17,7 +17,8 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from dashboard import registry, selectors
+from dashboard import selectors
+from dashboard.execution import registry
 from dashboard.models import RunStatus, WorkflowRun
 from dashboard.web.graph_layout import GraphLayout, GraphView
 from dashboard.web.subworkflows import graph_edges, layout_of

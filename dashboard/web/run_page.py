@@ -1,7 +1,7 @@
 """The run detail page's pieces, built the same way for the page and for its live updates.
 
 ``views_run_detail`` renders the whole page from ``page_context``; the run websocket in HTML
-mode (``dashboard.consumers``) re-renders single partials of the same template with
+mode (``dashboard.live.consumers``) re-renders single partials of the same template with
 ``live_messages`` as events arrive, so the page and its updates never disagree.
 """
 
@@ -11,7 +11,8 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from dashboard import registry, selectors
+from dashboard import selectors
+from dashboard.execution import registry
 from dashboard.models import TERMINAL_RUN_STATUSES, RunEvent, RunStatus, WorkflowRun
 from dashboard.web import graph_state, subworkflows
 from dashboard.web.display import readable

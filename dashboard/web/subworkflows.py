@@ -21,7 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dashboard import registry, selectors
+from dashboard import selectors
+from dashboard.execution import registry
 from dashboard.models import ApprovalStatus, Checkpoint, RunStatus, WorkflowRun
 from dashboard.web.display import readable
 from dashboard.web.graph_layout import GraphLayout, GraphView, NodeInfo, layout_graph

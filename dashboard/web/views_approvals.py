@@ -11,7 +11,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 
-from dashboard import registry, selectors, services
+from dashboard import selectors, services
+from dashboard.execution import registry
 from dashboard.models import ApprovalRequest, ApprovalStatus
 from dashboard.web.access import allowed_actions, htmx_target, is_htmx, page_view
 from dashboard.web.display import readable, short_type_name

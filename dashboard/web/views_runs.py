@@ -10,7 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from dashboard import registry, selectors, services
+from dashboard import selectors, services
+from dashboard.execution import registry
 from dashboard.models import RunStatus
 from dashboard.web.access import allowed_actions, htmx_target, page_view
 from dashboard.web.forms import (

@@ -68,7 +68,7 @@ def _progress(text: str) -> None:
 def production_env(database_url: str, redis_url: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUPERSTEP_")}
     env.update(
-        DJANGO_SETTINGS_MODULE="dashboard.settings",
+        DJANGO_SETTINGS_MODULE="dashboard.config.settings",
         DATABASE_URL=database_url,
         REDIS_URL=redis_url,
         DEBUG="0",
@@ -77,6 +77,7 @@ def production_env(database_url: str, redis_url: str) -> dict[str, str]:
         SECURE_SSL_REDIRECT="0",
         DATABASE_CONN_MAX_AGE="60",
         SUPERSTEP_BACKGROUND_SERVICES="0",
+        SUPERSTEP_DEMO="1",  # the demo workflows (refund), in production mode
         LOG_LEVEL="WARNING",
         PYTHONUNBUFFERED="1",
     )
@@ -159,7 +160,7 @@ def bench_storage(database_url: str, supersteps: int, rounds: int) -> list[dict[
     import engine_bench
     from asgiref.sync import async_to_sync
 
-    from dashboard.storage import DjangoCheckpointStorage
+    from dashboard.checkpoints.storage import DjangoCheckpointStorage
 
     results = []
     checkpoints = supersteps + 1
@@ -356,7 +357,7 @@ async def _watch(url: str, cookie: str, origin: str, publish: Any) -> list[float
 
 
 def bench_live(processes: Processes, live_runs: int) -> dict[str, Any]:
-    from dashboard.tasks import execute_run
+    from dashboard.execution.tasks import execute_run
 
     port = _free_port()
     processes.start(
@@ -368,7 +369,7 @@ def bench_live(processes: Processes, live_runs: int) -> dict[str, Any]:
         "127.0.0.1",
         "-p",
         str(port),
-        "dashboard.asgi:application",
+        "dashboard.config.asgi:application",
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60

@@ -65,7 +65,7 @@ def _progress(text: str) -> None:
 
 def setup_django(url: str) -> None:
     os.environ.update(
-        DJANGO_SETTINGS_MODULE="dashboard.settings",
+        DJANGO_SETTINGS_MODULE="dashboard.config.settings",
         DATABASE_URL=url,
         DEBUG="0",  # DEBUG would keep every query in memory
         SECRET_KEY=secrets.token_urlsafe(50),

@@ -99,7 +99,7 @@ def _server_env(db_path: Path) -> dict[str, str]:
     keep = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV"}
     env = {k: v for k, v in os.environ.items() if k in keep}
     env.update(
-        DJANGO_SETTINGS_MODULE="dashboard.settings",
+        DJANGO_SETTINGS_MODULE="dashboard.config.settings",
         DATABASE_URL=f"sqlite:///{db_path}",
         SECRET_KEY="browser-tests-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
         DEBUG="1",
@@ -158,7 +158,7 @@ def server(
                 "127.0.0.1",
                 "--port",
                 str(port),
-                "dashboard.asgi:application",
+                "dashboard.config.asgi:application",
             ],
             env=env,
             cwd=REPO,

@@ -1,7 +1,7 @@
 """Fixtures for the Django side. How the suite chooses its databases:
 
 * Django is configured by pytest-django from ``DJANGO_SETTINGS_MODULE =
-  "dashboard.settings_test"`` in pyproject.toml. The engine tests share the process but never
+  "dashboard.config.settings_test"`` in pyproject.toml. The engine tests share the process but never
   touch Django; the test proving ``import workflows`` does not import Django runs a fresh
   interpreter (``subprocess``), which is the only honest way to check it anyway.
 * ``@pytest.mark.django_db`` tests use the ``default`` database: a SQLite file, or PostgreSQL
@@ -82,7 +82,7 @@ def subprocess_env() -> Callable[..., dict[str, str]]:
             for key, value in os.environ.items()
             if key not in _CONFIGURATION_VARIABLES and not key.startswith("SUPERSTEP_")
         }
-        env["DJANGO_SETTINGS_MODULE"] = "dashboard.settings"
+        env["DJANGO_SETTINGS_MODULE"] = "dashboard.config.settings"
         env["PYTHONUNBUFFERED"] = "1"
         for key, value in overrides.items():
             if value is None:
@@ -129,7 +129,7 @@ _CONFIGURATION_VARIABLES = frozenset(
 def _default_answers_with(alias: str) -> Iterator[None]:
     from django.db import connections
 
-    from dashboard import embedded
+    from dashboard.execution import embedded
 
     if alias == "default":
         yield
@@ -276,7 +276,7 @@ def drive() -> Callable[..., Any]:
     """``drive(services.run_start, workflow_name=..., input=..., user=...)``: call a service
     and wait for the background work it queued (transactional tests only); returns the
     refreshed run."""
-    from dashboard import embedded
+    from dashboard.execution import embedded
     from dashboard.models import WorkflowRun
 
     def call(service: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -1,7 +1,7 @@
 """What the integration tests (and the benchmark) ask of a production-configured process.
 
 Run with the environment of the processes under test (``DATABASE_URL``, ``REDIS_URL``...) and
-``DJANGO_SETTINGS_MODULE=dashboard.settings``; prints one JSON value on its last line::
+``DJANGO_SETTINGS_MODULE=dashboard.config.settings``; prints one JSON value on its last line::
 
     python integration_driver.py user NAME ROLE...        # -> an API token for a new user
     python integration_driver.py sweep                    # -> run ids enqueued again
@@ -26,7 +26,7 @@ def user(name: str, *roles: str) -> str:
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
 
-    from dashboard.tokens import create_token
+    from dashboard.access.tokens import create_token
 
     account = get_user_model().objects.create_user(name)
     account.groups.add(*Group.objects.filter(name__in=roles))

@@ -1,8 +1,8 @@
-"""dashboard/api.py: every endpoint, both ways in (session with CSRF enforced, bearer token),
+"""dashboard/api/views.py: every endpoint, both ways in (session with CSRF enforced, bearer token),
 the error contract (400 naming the field, 401, 403, 404, 405, 409) and never a 500.
 
 Every test runs on SQLite and on PostgreSQL (``services_db``). Runs execute *inline*: the tests
-call the worker (``dashboard.worker.execute``) on their own thread, inside the test's
+call the worker (``dashboard.execution.worker.execute``) on their own thread, inside the test's
 transaction, and nothing runs in the background (``on_commit`` callbacks never fire in these
 rolled-back tests, so nothing is enqueued). The Hypothesis fuzzers send a few hundred random
 bodies, byte strings, paths and parameters per endpoint, most of them on PostgreSQL.
@@ -24,7 +24,9 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from dashboard import services, worker
+from dashboard import services
+
+from dashboard.execution import worker
 from dashboard.models import (
     ApiToken,
     ApprovalRequest,
@@ -33,7 +35,7 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
-from dashboard.tokens import create_token
+from dashboard.access.tokens import create_token
 
 
 @pytest.fixture(autouse=True)

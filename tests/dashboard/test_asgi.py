@@ -1,4 +1,4 @@
-"""dashboard/asgi.py: HTTP to Django, websockets only from allowed origins."""
+"""dashboard/config/asgi.py: HTTP to Django, websockets only from allowed origins."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 from channels.routing import ProtocolTypeRouter
 from channels.testing import HttpCommunicator, WebsocketCommunicator
 
-from dashboard.asgi import application
+from dashboard.config.asgi import application
 
 
 def test_asgi_application_routes_http_and_websockets() -> None:

@@ -1,4 +1,4 @@
-"""dashboard/async_connection.py: PostgreSQL statements on the caller's event loop.
+"""dashboard/checkpoints/async_connection.py: PostgreSQL statements on the caller's event loop.
 
 What ``DjangoCheckpointStorage`` relies on for its saves: the alias's own settings, Django's
 exception types, a connection per event loop, a killed connection replaced, and nothing left
@@ -23,7 +23,7 @@ from django.db import (
     connections,
 )
 
-from dashboard.async_connection import AsyncDatabase, close_all
+from dashboard.checkpoints.async_connection import AsyncDatabase, close_all
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(databases=["pg"], transaction=True)]
 

@@ -1,4 +1,4 @@
-"""dashboard/blob_uses.py: a blob stays while a checkpoint refers to it, whatever runs at once.
+"""dashboard/checkpoints/blob_uses.py: a blob stays while a checkpoint refers to it, whatever runs at once.
 
 The race that matters: a save that reuses a blob its process remembers storing (so it sends
 no blob) while a delete elsewhere decides that nothing uses that blob any more.
@@ -14,10 +14,10 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connections, transaction
 
-from dashboard.blob_uses import release_unused_uses
-from dashboard.checkpoint_writes import save_split
+from dashboard.checkpoints.blob_uses import release_unused_uses
+from dashboard.checkpoints.writes import save_split
 from dashboard.models import CheckpointBlob, CheckpointBlobUse
-from dashboard.storage import DjangoCheckpointStorage
+from dashboard.checkpoints.storage import DjangoCheckpointStorage
 from workflows import split_checkpoint
 from workflows.testing import make_checkpoint
 

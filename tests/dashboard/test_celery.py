@@ -1,4 +1,4 @@
-"""dashboard/celery.py: the app workers run, configured from Django settings."""
+"""dashboard/config/celery.py: the app workers run, configured from Django settings."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from celery import Celery
 
 from dashboard import celery_app
-from dashboard.settings import BASE_DIR
+from dashboard.config.settings import BASE_DIR
 
 EnvBuilder = Callable[..., dict[str, str]]
 

@@ -1,10 +1,10 @@
-"""dashboard/consumers.py: websockets through the real ASGI stack (origin check, session auth,
+"""dashboard/live/consumers.py: websockets through the real ASGI stack (origin check, session auth,
 routing), with the in-memory channel layer and runs executing in embedded mode.
 
-Every test connects through ``dashboard.asgi.application`` with a session cookie, exactly as a
+Every test connects through ``dashboard.config.asgi.application`` with a session cookie, exactly as a
 browser does, so origin validation, ``AuthMiddlewareStack`` and the URL router are part of
 what is tested. Broadcasts from the embedded worker threads reach the consumers through
-``live.remember_server_loop`` (the consumer registers the test's event loop on connect).
+``broadcast.remember_server_loop`` (the consumer registers the test's event loop on connect).
 Real transactions (``services_transactional_db``, SQLite and PostgreSQL): consumers and the
 embedded worker read the database on other threads.
 """
@@ -23,9 +23,13 @@ from channels.testing import WebsocketCommunicator
 from django.db import transaction
 from django.test import Client
 
-from dashboard import embedded, live, services
-from dashboard.asgi import application
-from dashboard.consumers import MAX_INBOUND_BYTES
+from dashboard import services
+
+from dashboard.execution import embedded
+
+from dashboard.live import broadcast
+from dashboard.config.asgi import application
+from dashboard.live.consumers import MAX_INBOUND_BYTES
 from dashboard.models import TERMINAL_RUN_STATUSES, RunEvent, RunStatus, WorkflowRun
 
 
@@ -233,7 +237,7 @@ async def test_run_socket_fills_a_gap_from_the_database_when_a_broadcast_is_miss
     communicator, connected, _ = await connect(f"/ws/runs/{run.pk}/", cookie=cookie)
     assert connected
     assert (await next_event(communicator))["seq"] == 1
-    real = live.broadcast_run_events
+    real = broadcast.broadcast_run_events
     dropped: list[Any] = []
 
     def drop_first(run_id: Any, events: list[dict[str, Any]]) -> None:
@@ -242,7 +246,7 @@ async def test_run_socket_fills_a_gap_from_the_database_when_a_broadcast_is_miss
             return
         real(run_id, events)
 
-    monkeypatch.setattr(live, "broadcast_run_events", drop_first)
+    monkeypatch.setattr(broadcast, "broadcast_run_events", drop_first)
 
     await append(run.pk, "lost-1", "lost-2")
     await append(run.pk, "delivered")
@@ -348,7 +352,7 @@ async def test_a_client_connected_for_the_whole_run_receives_it_live(
     seen = [1]
 
     # Now let the held run execute: its events can only arrive by broadcast.
-    from dashboard.tasks import execute_run
+    from dashboard.execution.tasks import execute_run
 
     await sync_to_async(embedded.enqueue)(execute_run, str(run.pk))
     await _receive_until_finished(communicator, seen)

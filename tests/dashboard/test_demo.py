@@ -19,7 +19,7 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-from dashboard.settings import BASE_DIR
+from dashboard.config.settings import BASE_DIR
 
 EnvBuilder = Callable[..., dict[str, str]]
 
@@ -60,10 +60,10 @@ def test_demo_seeds_demo_runs_when_the_seed_module_exists(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     seeded: list[bool] = []
-    module = types.ModuleType("dashboard.demo_data")
-    module.__spec__ = ModuleSpec("dashboard.demo_data", None)
+    module = types.ModuleType("dashboard.demo.data")
+    module.__spec__ = ModuleSpec("dashboard.demo.data", None)
     module.seed = lambda: seeded.append(True)  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "dashboard.demo_data", module)
+    monkeypatch.setitem(sys.modules, "dashboard.demo.data", module)
 
     run_demo()
 

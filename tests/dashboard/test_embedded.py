@@ -1,4 +1,4 @@
-"""dashboard/embedded.py: one enqueue for both modes, and the periodic job runner."""
+"""dashboard/execution/embedded.py: one enqueue for both modes, and the periodic job runner."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from django.contrib.auth.models import User
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.test import override_settings
 
-from dashboard import embedded
-from dashboard.celery import app as dashboard_celery_app
+from dashboard.execution import embedded
+from dashboard.config.celery import app as dashboard_celery_app
 
 WAIT = 10.0
 

@@ -1,4 +1,4 @@
-"""dashboard/services/approvals.py and dashboard/notifications.py: who may decide a request
+"""dashboard/services/approvals.py and dashboard/approvals/notifications.py: who may decide a request
 (claims, assignment, no self-approval, N distinct approvals), deadlines whose default outcome
 is applied exactly once however many workers sweep, and notifications sent after commit,
 signed, and retried until delivered once.
@@ -25,7 +25,11 @@ from django.db import connections, transaction
 from django.test import Client, override_settings
 from django.utils import timezone
 
-from dashboard import embedded, notifications, services
+from dashboard import services
+
+from dashboard.approvals import notifications
+
+from dashboard.execution import embedded
 from dashboard.models import (
     ApprovalRequest,
     ApprovalRule,

@@ -34,7 +34,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from dashboard.settings import BASE_DIR
+from dashboard.config.settings import BASE_DIR
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
@@ -74,7 +74,7 @@ class Stack:
     def daphne(self) -> None:
         port = _free_port()
         self.start("daphne", sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                   "dashboard.asgi:application")
+                   "dashboard.config.asgi:application")
         self.base_url = f"http://127.0.0.1:{port}"
         wait_for(lambda: _answers(self.base_url), "daphne to answer", self.log)
 
@@ -186,6 +186,7 @@ def stack(
         SECURE_SSL_REDIRECT="0",
         SUPERSTEP_LEASE_SECONDS=str(LEASE_SECONDS),
         SUPERSTEP_BACKGROUND_SERVICES="0",  # the test sweeps when it means to
+        SUPERSTEP_DEMO="1",  # the demo workflows, in production mode
         DATABASE_CONN_MAX_AGE="60",  # persistent connections, as a tuned deployment runs
         PYTHONPATH=str(HERE),
     )

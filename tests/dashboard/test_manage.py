@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from dashboard.settings import BASE_DIR
+from dashboard.config.settings import BASE_DIR
 
 
 class Reexecuted(Exception):

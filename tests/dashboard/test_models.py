@@ -1,4 +1,4 @@
-"""dashboard/models.py: the invariants the database itself enforces, on SQLite and PostgreSQL.
+"""dashboard/models/: the invariants the database itself enforces, on SQLite and PostgreSQL.
 
 Every test here takes ``db_alias`` and so runs twice (``[sqlite]``, ``[postgres]``).
 Rows are written with ``.save()``/``.create()`` directly on purpose: these tests prove the

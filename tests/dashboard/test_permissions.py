@@ -29,8 +29,10 @@ from django.db import connections, transaction
 from django.db.utils import DatabaseError
 from django.test import Client
 
-from dashboard import embedded, services
-from dashboard.asgi import application
+from dashboard import services
+
+from dashboard.execution import embedded
+from dashboard.config.asgi import application
 from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -39,7 +41,7 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
-from dashboard.models_governance import AuditLogIsAppendOnly
+from dashboard.models import AuditLogIsAppendOnly
 
 RoleUser = Callable[..., Any]
 

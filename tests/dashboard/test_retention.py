@@ -27,8 +27,10 @@ from django.db import connections, transaction
 from django.test import Client
 from django.utils import timezone
 
-from dashboard import embedded, services, tasks
-from dashboard.blob_uses import collect_unused_blobs, release_uses_of_gone_lineages
+from dashboard import services
+
+from dashboard.execution import embedded, tasks
+from dashboard.checkpoints.blob_uses import collect_unused_blobs, release_uses_of_gone_lineages
 from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -41,7 +43,7 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
-from dashboard.storage import DjangoCheckpointStorage
+from dashboard.checkpoints.storage import DjangoCheckpointStorage
 
 NOW = timezone.now()
 _ids = itertools.count(1)

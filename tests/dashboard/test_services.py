@@ -22,7 +22,9 @@ from django.db import connections, transaction
 from django.test import override_settings
 from django.utils import timezone
 
-from dashboard import embedded, services
+from dashboard import services
+
+from dashboard.execution import embedded
 from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -31,8 +33,9 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
+from dashboard.execution import tasks
 from dashboard.services import common, execution
-from dashboard.storage import DjangoCheckpointStorage
+from dashboard.checkpoints.storage import DjangoCheckpointStorage
 from workflows import decode, split_checkpoint
 from workflows.testing import make_checkpoint
 
@@ -93,7 +96,7 @@ def hold(monkeypatch: pytest.MonkeyPatch) -> Callable[[], Held]:
 
     def start() -> Held:
         keeper = Held()
-        monkeypatch.setattr(common, "enqueue_on_commit", keeper.enqueue_on_commit)
+        monkeypatch.setattr(tasks, "enqueue_on_commit", keeper.enqueue_on_commit)
         return keeper
 
     return start
@@ -487,7 +490,7 @@ def test_a_duplicate_task_for_a_run_changes_nothing() -> None:
     run = started("squares", {"limit": 2, **FAST})
     before = written(run)
 
-    from dashboard.tasks import execute_run
+    from dashboard.execution.tasks import execute_run
 
     execute_run(str(run.pk))
 

@@ -1,4 +1,4 @@
-"""dashboard/settings.py: configured only from the environment, safe by default.
+"""dashboard/config/settings.py: configured only from the environment, safe by default.
 
 Each mode is loaded in a child process with an environment of its own, because settings are
 read once per process and this one runs on the test settings.
@@ -17,7 +17,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
-from dashboard.settings import BASE_DIR, database_from_url, env_bool
+from dashboard.config.settings import BASE_DIR, database_from_url, env_bool
 
 EnvBuilder = Callable[..., dict[str, str]]
 
@@ -39,6 +39,7 @@ names = [
     "CELERY_ACCEPT_CONTENT", "CELERY_TASK_ACKS_LATE", "CELERY_WORKER_PREFETCH_MULTIPLIER",
     "CELERY_TASK_REJECT_ON_WORKER_LOST", "CELERY_TASK_IGNORE_RESULT",
     "CELERY_BROKER_TRANSPORT_OPTIONS", "DATA_UPLOAD_MAX_MEMORY_SIZE", "SUPERSTEP_WORKFLOWS",
+    "INSTALLED_APPS",
 ]
 print(json.dumps({name: getattr(settings, name) for name in names}, default=str))
 """
@@ -160,7 +161,21 @@ def test_settings_registry_names_every_demo_workflow(subprocess_env: EnvBuilder)
         "return-replace",
         "expense-claim",
     }
-    assert all(path.startswith("dashboard.demo_workflows.") for path in registry.values())
+    assert all(path.startswith("dashboard.demo.workflows.") for path in registry.values())
+
+
+def test_settings_production_leaves_the_demo_app_and_its_workflows_out(
+    subprocess_env: EnvBuilder, secret_key: str
+) -> None:
+    production = load_settings(subprocess_env(**PRODUCTION, SECRET_KEY=secret_key))
+    embedded = load_settings(subprocess_env())
+    asked = load_settings(subprocess_env(**PRODUCTION, SECRET_KEY=secret_key, SUPERSTEP_DEMO="1"))
+
+    assert production["SUPERSTEP_WORKFLOWS"] == {}
+    assert "dashboard.demo" not in production["INSTALLED_APPS"]
+    assert "dashboard.demo" in embedded["INSTALLED_APPS"]
+    assert "dashboard.demo" in asked["INSTALLED_APPS"]
+    assert set(asked["SUPERSTEP_WORKFLOWS"]) == set(embedded["SUPERSTEP_WORKFLOWS"])
 
 
 def test_settings_lease_seconds_come_from_the_environment(subprocess_env: EnvBuilder) -> None:

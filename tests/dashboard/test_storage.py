@@ -1,4 +1,4 @@
-"""dashboard/storage.py: ``DjangoCheckpointStorage`` on SQLite and on PostgreSQL.
+"""dashboard/checkpoints/storage.py: ``DjangoCheckpointStorage`` on SQLite and on PostgreSQL.
 
 The engine's storage contract runs unchanged on both databases (``TestDjangoStorageContract``
 is collected twice, ``[sqlite]`` and ``[postgres]``), then what only this backend promises:
@@ -23,7 +23,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.db import connections, transaction
 
-from dashboard.checkpoint_writes import save_split
+from dashboard.checkpoints.writes import save_split
 from dashboard.models import (
     ApprovalRequest,
     Checkpoint,
@@ -31,7 +31,7 @@ from dashboard.models import (
     CheckpointBlobUse,
     WorkflowRun,
 )
-from dashboard.storage import DjangoCheckpointStorage
+from dashboard.checkpoints.storage import DjangoCheckpointStorage
 from workflows import CheckpointError, CheckpointNotFoundError, split_checkpoint
 from workflows.testing import CheckpointStorageContract, make_checkpoint
 
@@ -258,7 +258,7 @@ async def test_a_postgres_save_stays_on_the_event_loop(monkeypatch: pytest.Monke
         raise AssertionError("a PostgreSQL save must not go through sync_to_async")
 
     storage = DjangoCheckpointStorage(using="pg")
-    monkeypatch.setattr("dashboard.storage.sync_to_async", no_thread)
+    monkeypatch.setattr("dashboard.checkpoints.storage.sync_to_async", no_thread)
     try:
         checkpoint = make_checkpoint(state={"big": BIG})
         await storage.save(checkpoint)

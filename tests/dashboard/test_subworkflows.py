@@ -17,7 +17,9 @@ from urllib.parse import quote
 import pytest
 from django.test import Client
 
-from dashboard import registry, services
+from dashboard import services
+
+from dashboard.execution import registry
 from dashboard.models import ApprovalRequest, ApprovalStatus, Checkpoint, RunStatus, WorkflowRun
 from dashboard.selectors import checkpoint_document
 from dashboard.web.graph_layout import NodeInfo, layout_graph

@@ -10,7 +10,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from dashboard import embedded, services
+from dashboard import services
+
+from dashboard.execution import embedded
 from dashboard.models import ApprovalRequest, ApprovalStatus, RunStatus, WorkflowRun
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -53,7 +53,7 @@ def test_inspector_shows_state_trees_and_the_diff_against_the_previous_checkpoin
             0
         ]
     )
-    assert state["pending:ORD-7"]["$model"] == "dashboard.demo_workflows.ReturnState"
+    assert state["pending:ORD-7"]["$model"] == "dashboard.demo.workflows.ReturnState"
     assert state["pending:ORD-7"]["order_id"] == "ORD-7"
     assert "No executor saved any state" in html
     diff = response.context["diff"]
@@ -105,7 +105,7 @@ def test_resume_dialog_says_what_reruns_and_resume_starts_a_branch(
     assert "The run&#x27;s pending approval requests are cancelled." in html
     response = operator.post(url(waiting, second, "resume/"))
     assert response.status_code == 302 and response["Location"] == f"/runs/{waiting.pk}/"
-    from dashboard import embedded
+    from dashboard.execution import embedded
 
     assert embedded.wait_for_background_tasks(60)
     page = operator.get(f"/runs/{waiting.pk}/")
@@ -161,7 +161,7 @@ def test_fork_with_edited_state_creates_a_new_run(
     fork = WorkflowRun.objects.exclude(pk=waiting.pk).get()
     assert response.status_code == 302 and response["Location"] == f"/runs/{fork.pk}/"
     assert fork.parent_run_id == waiting.pk and fork.origin_checkpoint_id == gate.checkpoint_id
-    from dashboard import embedded
+    from dashboard.execution import embedded
 
     assert embedded.wait_for_background_tasks(60)
     fork_page = operator.get(f"/runs/{fork.pk}/").content.decode()

@@ -10,7 +10,9 @@ from html.parser import HTMLParser
 import pytest
 from django.test import Client
 
-from dashboard import embedded, services
+from dashboard import services
+
+from dashboard.execution import embedded
 from dashboard.models import ApprovalRequest, Checkpoint, WorkflowRun
 
 pytestmark = pytest.mark.django_db(transaction=True)

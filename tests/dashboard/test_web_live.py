@@ -13,9 +13,11 @@ from channels.layers import get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
-from dashboard import consumers, live, services
+from dashboard import services
+
+from dashboard.live import broadcast, consumers
 from dashboard.models import WorkflowRun
-from dashboard.routing import websocket_urlpatterns
+from dashboard.live.routing import websocket_urlpatterns
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -115,11 +117,11 @@ async def test_runs_socket_in_html_mode_throttles_refreshes(
     assert (await socket.connect())[0]
     layer = get_channel_layer()
     for index in range(5):
-        await layer.group_send(live.RUNS_GROUP, {"type": "runs.changed", "run_id": str(index)})
+        await layer.group_send(broadcast.RUNS_GROUP, {"type": "runs.changed", "run_id": str(index)})
     first = await socket.receive_json_from(timeout=1)
     assert first == {"type": "runs_refresh"}
     for index in range(5):
-        await layer.group_send(live.RUNS_GROUP, {"type": "runs.changed", "run_id": str(index)})
+        await layer.group_send(broadcast.RUNS_GROUP, {"type": "runs.changed", "run_id": str(index)})
     trailing = await messages_until_quiet(socket, 0.8)
     await socket.disconnect()
     # The burst after the first refresh is one more refresh, not five.
@@ -130,8 +132,8 @@ async def test_runs_socket_for_api_clients_relays_every_change(operator: Any) ->
     socket = communicator("/ws/runs/", operator)
     assert (await socket.connect())[0]
     layer = get_channel_layer()
-    await layer.group_send(live.RUNS_GROUP, {"type": "runs.changed", "run_id": "a"})
-    await layer.group_send(live.RUNS_GROUP, {"type": "runs.changed", "run_id": "b"})
+    await layer.group_send(broadcast.RUNS_GROUP, {"type": "runs.changed", "run_id": "a"})
+    await layer.group_send(broadcast.RUNS_GROUP, {"type": "runs.changed", "run_id": "b"})
     sent = await messages_until_quiet(socket, 0.3)
     await socket.disconnect()
     assert sent == [{"type": "run_changed", "run_id": "a"}, {"type": "run_changed", "run_id": "b"}]

@@ -204,3 +204,13 @@ async def test_designated_outputs_intermediates_and_hidden_yields() -> None:
     assert intermediate.executor_id == "a"
     (b_done,) = [e for e in chosen if e.type == "executor_completed" and e.executor_id == "b"]
     assert b_done.data == [3, 2]  # a hidden yield is still what the executor produced
+
+
+def test_the_event_catalogue_declares_every_engine_event_once() -> None:
+    from typing import get_args
+
+    from workflows import EVENT_KINDS, WorkflowEventType
+
+    assert set(get_args(WorkflowEventType)) == set(EVENT_KINDS)
+    assert EVENT_KINDS["superstep_completed"].fields == ("iteration", "checkpoint_id")
+    assert not EVENT_KINDS["warning"].reserved and EVENT_KINDS["output"].reserved

@@ -2,11 +2,12 @@
 
 from .file import FileCheckpointStorage
 from .memory import InMemoryCheckpointStorage
-from .protocol import CheckpointStorage, CheckpointSummary
+from .protocol import CheckpointStorage, CheckpointSummary, SummaryStorage
 
 __all__ = [
     "CheckpointStorage",
     "CheckpointSummary",
     "FileCheckpointStorage",
     "InMemoryCheckpointStorage",
+    "SummaryStorage",
 ]

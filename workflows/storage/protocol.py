@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 
 from ..checkpoint import WorkflowCheckpoint
 
-__all__ = ["CheckpointStorage", "CheckpointSummary", "instant"]
+__all__ = ["CheckpointStorage", "CheckpointSummary", "SummaryStorage", "instant"]
 
 _EPOCH = dt.datetime.min.replace(tzinfo=dt.UTC)
 
@@ -104,4 +104,20 @@ class CheckpointStorage(Protocol):
         self, *, workflow_name: str | None = None, run_id: str | None = None
     ) -> WorkflowCheckpoint | None:
         """The newest matching checkpoint, or None when there is none."""
+        ...
+
+
+@runtime_checkable
+class SummaryStorage(CheckpointStorage, Protocol):
+    """A storage that can also list checkpoints without decoding them (an optional capability).
+
+    The engine and the dashboard check for it with ``isinstance(storage, SummaryStorage)``:
+    refusing an answer given twice and pruning read only the summaries, which a storage of this
+    kind serves from an index instead of loading every checkpoint.
+    """
+
+    async def list_summaries(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> list[CheckpointSummary]:
+        """Summaries of the checkpoints ``list_checkpoints`` would return, in the same order."""
         ...

@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from dashboard.tokens import create_token
+from dashboard.access.tokens import create_token
 
 
 class Command(BaseCommand):

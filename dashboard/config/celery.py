@@ -1,0 +1,40 @@
+"""The Celery application: ``celery -A dashboard worker`` (production mode only).
+
+Configured from Django settings under the ``CELERY_`` prefix (see dashboard/config/settings.py
+for why acks are late, prefetch is one and only JSON is accepted). The task modules are
+``dashboard.execution.tasks`` and ``dashboard.approvals.tasks``, named below and also imported by
+``DashboardConfig.ready()``, so every process Django runs in knows them.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.config.settings")
+
+
+class SuperstepCelery(Celery):
+    def send_task(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Refuse to publish in embedded mode instead of losing the task.
+
+        Embedded mode has no broker or worker: a ``task.delay()`` there would sit in the
+        memory transport forever and leave its run queued with no error anywhere. Every
+        ``apply_async``/``delay`` ends here, so this catches code that bypasses
+        ``dashboard.execution.embedded.enqueue``.
+        """
+        from django.conf import settings
+
+        if settings.SUPERSTEP_EMBEDDED:
+            raise RuntimeError(
+                f"task {name!r} was published to a broker in embedded mode (REDIS_URL "
+                "unset); enqueue tasks with dashboard.execution.embedded.enqueue_on_commit()"
+            )
+        return super().send_task(name, *args, **kwargs)
+
+
+app = SuperstepCelery("dashboard")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks(["dashboard.execution", "dashboard.approvals"])

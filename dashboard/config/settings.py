@@ -1,0 +1,379 @@
+"""Superstep's Django settings, read only from the environment.
+
+The project package (``dashboard/config/``) holds this module, the test settings, the ASGI
+application, the Celery app and the root URLconf. Two modes share this one file:
+
+* **Embedded** (neither ``DATABASE_URL`` nor ``REDIS_URL`` set): a SQLite file under ``var/``,
+  the in-memory channel layer, and Celery tasks run on a thread pool inside the web process
+  (``dashboard.execution.embedded``). ``DEBUG`` defaults on, so a fresh checkout runs with no
+  setup, and so does demo mode (the ``dashboard.demo`` app and its workflows).
+* **Production** (``DATABASE_URL`` and/or ``REDIS_URL`` set): PostgreSQL, Celery workers on
+  Redis, channels-redis. ``DEBUG`` defaults off, which switches on every HTTPS/cookie/HSTS
+  setting below and makes ``SECRET_KEY`` mandatory.
+
+Environment variables: ``DATABASE_URL``, ``REDIS_URL``, ``SECRET_KEY``, ``DEBUG``,
+``ALLOWED_HOSTS``, ``CSRF_TRUSTED_ORIGINS`` (comma-separated), ``TRUST_X_FORWARDED_PROTO``,
+``SECURE_SSL_REDIRECT``, ``SECURE_HSTS_SECONDS``, ``SECURE_HSTS_PRELOAD``, ``STATIC_ROOT``,
+``DATABASE_CONN_MAX_AGE``, ``LOG_LEVEL``, ``SUPERSTEP_EMBEDDED_WORKERS``,
+``SUPERSTEP_BACKGROUND_SERVICES``, ``SUPERSTEP_LEASE_SECONDS``, ``SUPERSTEP_DEMO``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+from dashboard.demo import DEMO_WORKFLOWS
+from dashboard.web import csp as _web_csp
+
+# The repository: manage.py, templates/, static/ and var/ live here (this file is dashboard/config/).
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_bool(name: str, default: bool) -> bool:
+    """Read a boolean; a typo such as ``DEBUG=flase`` is an error, not silently "off"."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use 1/0, true/false)")
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from exc
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+# SQLite serves web requests and background runs from several threads at once. WAL lets
+# readers proceed while one writer commits; IMMEDIATE transactions take the write lock up
+# front, so two writers queue on the busy timeout instead of failing with "database is
+# locked" when a read transaction tries to upgrade. synchronous stays FULL: a checkpoint
+# reported as saved must survive a power cut.
+SQLITE_OPTIONS: dict[str, Any] = {
+    "init_command": "PRAGMA journal_mode=WAL;",
+    "transaction_mode": "IMMEDIATE",
+    "timeout": 20,
+}
+
+
+def _postgres_options(options: dict[str, Any]) -> dict[str, Any]:
+    """libpq options from the URL's query, plus psycopg's ``prepare_threshold``.
+
+    Django turns prepared statements off for the sake of old connection poolers. Its own
+    queries bind parameters client-side and never use them; the checkpoint save does, so
+    PostgreSQL parses and plans it once per connection instead of once per superstep. Behind
+    a pooler that cannot keep them (PgBouncer before 1.21 in transaction mode), add
+    ``?prepare_threshold=none`` to the URL.
+    """
+    threshold = str(options.pop("prepare_threshold", "0")).strip().lower()
+    if threshold == "none":
+        options["prepare_threshold"] = None
+    elif threshold.isdecimal() and threshold.isascii():
+        options["prepare_threshold"] = int(threshold)
+    else:
+        raise ImproperlyConfigured(
+            f"DATABASE_URL: prepare_threshold must be a whole number or 'none', not {threshold!r}"
+        )
+    return options
+
+
+def database_from_url(url: str, *, conn_max_age: int = 0) -> dict[str, Any]:
+    """Translate ``DATABASE_URL`` into a ``DATABASES`` entry (no extra dependency).
+
+    ``postgres://user:password@host:port/name?sslmode=require`` (query parameters become
+    libpq options) and ``sqlite:///relative/path`` or ``sqlite:////absolute/path``.
+    """
+    parts = urlsplit(url)
+    if parts.scheme in {"postgres", "postgresql"}:
+        name = unquote(parts.path.lstrip("/"))
+        if not name:
+            raise ImproperlyConfigured(f"DATABASE_URL names no database: {url!r}")
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": name,
+            "USER": unquote(parts.username or ""),
+            "PASSWORD": unquote(parts.password or ""),
+            "HOST": parts.hostname or "",
+            "PORT": str(parts.port or ""),
+            "OPTIONS": _postgres_options(dict(parse_qsl(parts.query))),
+            "CONN_MAX_AGE": conn_max_age,
+            # A pooled connection may have died with a restarted server; test before use.
+            "CONN_HEALTH_CHECKS": conn_max_age != 0,
+        }
+    if parts.scheme == "sqlite":
+        # sqlite:///var/db.sqlite3 is relative to the repository, sqlite:////tmp/x absolute.
+        path = unquote(url.removeprefix("sqlite://").removeprefix("/"))
+        if not path:
+            raise ImproperlyConfigured(f"DATABASE_URL names no SQLite file: {url!r}")
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": path if path == ":memory:" else str(BASE_DIR / path),
+            "OPTIONS": dict(SQLITE_OPTIONS),
+        }
+    raise ImproperlyConfigured(
+        f"DATABASE_URL scheme {parts.scheme!r} is not supported (postgres:// or sqlite://)"
+    )
+
+
+# ------------------------------------------------------------------------------ mode, secrets
+
+DATABASE_URL = os.environ.get("DATABASE_URL") or None
+REDIS_URL = os.environ.get("REDIS_URL") or None
+
+# Embedded mode: no Redis, so no Celery workers and no shared channel layer. Read by
+# dashboard.execution.embedded.enqueue at call time (tests override it with override_settings).
+SUPERSTEP_EMBEDDED = REDIS_URL is None
+
+# Debug only by default on a machine configured for nothing; any service URL means a
+# deployment, and a deployment must opt into DEBUG explicitly.
+DEBUG = env_bool("DEBUG", DATABASE_URL is None and REDIS_URL is None)
+
+_DEV_SECRET_KEY = "django-insecure-superstep-development-key-never-use-in-production"
+SECRET_KEY = os.environ.get("SECRET_KEY") or ""
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set when DEBUG is off (generate one with: python -c "
+            '"import secrets; print(secrets.token_urlsafe(50))")'
+        )
+    SECRET_KEY = _DEV_SECRET_KEY
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+# ------------------------------------------------------------------------------ applications
+
+INSTALLED_APPS = [
+    # Daphne first: its runserver (ASGI, websockets) must shadow staticfiles' WSGI one.
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "dashboard",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    # Right after SecurityMiddleware so static files skip sessions and auth entirely.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # A valid "Authorization: Bearer" API token replaces the session user (and CSRF, which
+    # protects cookies, does not apply to it).
+    "dashboard.access.tokens.TokenAuthenticationMiddleware",
+    # Client address and user agent for the audit entries services write during the request.
+    "dashboard.services.audit.RequestMeta",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Django's CSP middleware plus this host's ws(s):// origin in connect-src.
+    "dashboard.web.csp.ContentSecurityPolicyMiddleware",
+]
+
+ROOT_URLCONF = "dashboard.config.urls"
+ASGI_APPLICATION = "dashboard.config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                # {{ csp_nonce }}: without it the policy's nonce blocks every <script>.
+                "django.template.context_processors.csp",
+                "dashboard.web.context_processors.pending_approvals",
+            ],
+        },
+    },
+]
+
+# ------------------------------------------------------------------------------ database
+
+_DEFAULT_SQLITE_URL = "sqlite:///var/superstep.sqlite3"
+if DATABASE_URL is None:
+    # SQLite does not create missing directories; var/ is git-ignored.
+    (BASE_DIR / "var").mkdir(exist_ok=True)
+
+DATABASES = {
+    "default": database_from_url(
+        DATABASE_URL or _DEFAULT_SQLITE_URL,
+        # 0 (a connection per request/task) unless asked: under ASGI each request may run
+        # on a different thread, and persistent connections there outlive their usefulness.
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# ------------------------------------------------------------------------------ auth
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "login"
+CSRF_FAILURE_VIEW = "dashboard.api.views.csrf_failure"
+
+# ------------------------------------------------------------------------------ i18n, static
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or BASE_DIR / "var" / "staticfiles")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Production serves hashed, compressed files with far-future caching (after
+    # `manage.py collectstatic`); DEBUG serves straight from the source folders.
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
+
+# ------------------------------------------------------------------------------ security
+
+# Django's default, stated so nobody raises it: request bodies are read into memory.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
+
+SESSION_COOKIE_SECURE = not DEBUG
+CSRF_COOKIE_SECURE = not DEBUG
+SESSION_COOKIE_HTTPONLY = True
+# The token travels in a header rendered into the page (hx-headers), so scripts never need
+# to read the cookie.
+CSRF_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", SECURE_HSTS_SECONDS > 0)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+if env_bool("TRUST_X_FORWARDED_PROTO", False):
+    # Only behind a proxy that sets this header itself: a client could otherwise claim
+    # HTTPS. Without it, SECURE_SSL_REDIRECT behind a TLS-terminating proxy loops forever.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Django 6's built-in CSP; the policy is defined next to the templates it has to fit.
+SECURE_CSP = _web_csp.SECURE_CSP
+
+# ------------------------------------------------------------------------------ channels
+
+CHANNEL_LAYERS: dict[str, dict[str, Any]] = {
+    "default": (
+        {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+        if REDIS_URL
+        # One process serves every socket in embedded mode, so in-memory groups suffice.
+        else {"BACKEND": "channels.layers.InMemoryChannelLayer"}
+    )
+}
+
+# ------------------------------------------------------------------------------ celery
+
+# A message only says "run R may have work"; the database row is the truth (reliability.md
+# 1.4). So: at-least-once delivery, one message per worker process at a time, JSON only.
+# Embedded mode never publishes (dashboard.execution.embedded runs tasks in-process); the memory
+# transport only keeps `celery` tooling from dialing a default AMQP broker.
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    # Redis re-delivers an unacknowledged message after this long. A task that legitimately
+    # runs longer is delivered twice, and the second copy finds the run's lease held and
+    # exits; a dead worker's runs are recovered sooner by the lease sweeper, not by this.
+    "visibility_timeout": 3600,
+}
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_RESULT_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# After a broker disconnect a late-ack task can no longer be acknowledged and will be
+# re-delivered anyway; cancelling it stops two copies from running side by side.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+CELERY_TIMEZONE = TIME_ZONE
+
+# ------------------------------------------------------------------------------ superstep
+
+# The workflow registry: name -> dotted path of a builder function, so any process can
+# rebuild a workflow by the name stored on its run. A deployment lists its own workflows (in a
+# settings module of its own that imports this one); demo mode adds the demo app's.
+SUPERSTEP_WORKFLOWS: dict[str, str] = {}
+# Demo mode: the demo app (its workflows, seed data and `manage.py demo`) is installed. On by
+# default exactly where DEBUG is (a machine configured for nothing); production leaves it out.
+SUPERSTEP_DEMO = env_bool("SUPERSTEP_DEMO", DEBUG)
+if SUPERSTEP_DEMO:
+    INSTALLED_APPS.append("dashboard.demo")
+    SUPERSTEP_WORKFLOWS.update(DEMO_WORKFLOWS)
+# How long a worker owns a run without renewing (it renews every third of it); a dead worker's
+# run is taken over this long after its last renewal.
+SUPERSTEP_LEASE_SECONDS = env_int("SUPERSTEP_LEASE_SECONDS", 30)
+SUPERSTEP_MAX_ATTEMPTS = 3
+# Threads that run tasks in embedded mode. SQLite has one writer, so more rarely helps.
+SUPERSTEP_EMBEDDED_WORKERS = env_int("SUPERSTEP_EMBEDDED_WORKERS", 2)
+# Whether dashboard.config.asgi starts the periodic jobs (lease sweeper...) in the server process.
+SUPERSTEP_BACKGROUND_SERVICES = env_bool("SUPERSTEP_BACKGROUND_SERVICES", True)
+
+# ------------------------------------------------------------------------------ logging
+
+LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()
+LOGGING: dict[str, Any] = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    # Containers collect stderr; Django's default mails errors to ADMINS, which we lack.
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+    "loggers": {
+        "dashboard": {"level": LOG_LEVEL},
+        "workflows": {"level": LOG_LEVEL},
+    },
+}

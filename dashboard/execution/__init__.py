@@ -1,0 +1,12 @@
+"""Executing runs: everything between "this run is queued" and its supersteps being driven.
+
+* ``registry``: the workflows this deployment knows, by name (``SUPERSTEP_WORKFLOWS``), their
+  input and response types;
+* ``worker``: one attempt at a run (lease, engine, a commit per checkpoint, finish);
+* ``tasks``: the Celery tasks (execute a run, sweep leases and overdue approvals, prune) and
+  their periodic jobs, plus the run executor plugged into ``services.dispatch``;
+* ``embedded``: ``enqueue`` for both modes (a broker, or a thread pool in this process in
+  embedded mode) and the periodic-job runner server processes start.
+
+Services sit below this package: they hand runs over through ``services.dispatch``.
+"""

@@ -1,0 +1,142 @@
+"""One attempt at a run, as a worker executes it: lease → engine → commits → finish.
+
+The engine does the supersteps; ``_RunStorage`` turns each checkpoint it saves into one
+transaction (checkpoint, events since the last one, approvals, run progress) through
+``services.checkpoint_commit``, which refuses to write once the lease is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import traceback
+from typing import Any
+
+from asgiref.sync import async_to_sync, sync_to_async
+from django.db import IntegrityError
+
+from dashboard import services
+from dashboard.checkpoints.storage import DjangoCheckpointStorage
+from dashboard.checkpoints.writes import forget_known_blobs
+from dashboard.execution import registry
+from dashboard.models import RunStatus
+from workflows import WorkflowCheckpoint, WorkflowEvent, WorkflowRunState, encode, split_checkpoint
+
+__all__ = ["execute"]
+
+logger = logging.getLogger(__name__)
+
+
+def execute(run_id: str) -> None:
+    """Run the engine for ``run_id`` if this worker can take its lease; else do nothing."""
+    lease = services.lease_acquire(run_id, services.worker_identity())
+    if lease is None:
+        return
+    # Not asyncio.run: async_to_sync runs the engine's thread-sensitive database calls back on
+    # this thread, whose connections Celery (and the embedded pool) check and close around
+    # each task. Under asyncio.run they went to asgiref's shared executor thread, whose
+    # connection nobody checks: once the database dropped it, every later run failed.
+    async_to_sync(_drive)(lease)
+
+
+class _RunStorage(DjangoCheckpointStorage):
+    """The storage the engine sees while this worker holds the run's lease."""
+
+    def __init__(self, lease: services.Lease, pending: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self._lease = lease
+        self._pending = pending
+
+    async def save(self, checkpoint: WorkflowCheckpoint) -> str:
+        piece = split_checkpoint(checkpoint, cache=self._cache)
+        events = _drain(self._pending)
+        commit = sync_to_async(services.checkpoint_commit)
+        try:
+            await commit(self._lease, checkpoint, piece, events)
+        except IntegrityError:
+            forget_known_blobs(piece.refs)  # retention removed a blob this process cached
+            await commit(self._lease, checkpoint, piece, events)
+        return checkpoint.checkpoint_id
+
+
+def _drain(pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    taken = list(pending)
+    pending.clear()
+    return taken
+
+
+# The engine gives these events the messages themselves (MAF's payloads). The run's checkpoints
+# already hold every message, so the event log keeps them lean instead of encoding each twice.
+_LEAN_EVENTS = frozenset({"executor_invoked", "executor_completed"})
+
+
+def _event_dict(event: WorkflowEvent) -> dict[str, Any]:
+    if event.type in _LEAN_EVENTS and event.data is not None:
+        event = dataclasses.replace(event, data=None)
+    try:
+        return event.to_dict()
+    except Exception as exc:  # an output the codec cannot store: keep the event, say why
+        return {"type": event.type, "executor_id": event.executor_id, "unstorable": str(exc)}
+
+
+async def _keep_lease(lease: services.Lease, driver: asyncio.Task[Any], every: float) -> None:
+    """Renew the lease while handlers run; a lost lease (takeover, cancel) stops the driver."""
+    renew = sync_to_async(services.lease_renew)
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await renew(lease)
+        except services.LeaseLost:
+            driver.cancel()
+            return
+
+
+async def _drive(lease: services.Lease) -> None:
+    from django.conf import settings
+
+    plan = await sync_to_async(services.execution_plan)(lease)
+    pending: list[dict[str, Any]] = []
+    workflow = registry.build(plan.workflow_name, checkpoint_storage=_RunStorage(lease, pending))
+    driver = asyncio.current_task()
+    assert driver is not None
+    keeper = asyncio.create_task(
+        _keep_lease(lease, driver, max(1.0, settings.SUPERSTEP_LEASE_SECONDS / 3))
+    )
+    stream = workflow.run(
+        plan.message,
+        checkpoint_id=plan.checkpoint_id,
+        responses=plan.responses or None,
+        run_id=plan.engine_run_id,
+        stream=True,
+    )
+    output: Any = None
+    finish = sync_to_async(services.run_finish)
+    try:
+        async for event in stream:
+            if event.type == "superstep_completed":
+                continue  # the storage records it in the checkpoint's own transaction
+            pending.append(_event_dict(event))
+            if event.type == "output":
+                output = encode(event.data, where="run output")
+        outcome = (
+            RunStatus.WAITING
+            if workflow.status == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS
+            else RunStatus.COMPLETED
+        )
+        await finish(lease, outcome=outcome, events=_drain(pending), output=output)
+    except (services.LeaseLost, asyncio.CancelledError):
+        logger.info("run %s: lease lost or run cancelled; this worker stops", lease.run_id)
+    except Exception as exc:
+        error = {
+            "type": type(exc).__name__,
+            "message": str(exc) or type(exc).__name__,
+            "traceback": "".join(traceback.format_exception(exc)),
+        }
+        try:
+            await finish(lease, outcome=RunStatus.FAILED, events=_drain(pending), error=error)
+        except services.LeaseLost:
+            logger.info("run %s failed after its lease was lost", lease.run_id)
+    finally:
+        keeper.cancel()
+        await stream.aclose()

@@ -1,0 +1,196 @@
+"""Websocket consumers: check access, join a group, relay. They decide nothing.
+
+``/ws/runs/<id>/?after=N`` streams one run's events in order, exactly once, across
+reconnects: the client says the last sequence number it has, the consumer replays what came
+after from ``RunEvent`` and then relays live messages, filling any gap from the database.
+``/ws/runs/`` and ``/ws/approvals/`` tell list pages that something changed.
+
+Browser pages add ``?view=html``. Then ``/ws/runs/<id>/`` sends, instead of JSON events,
+what the page shows: the new event-log rows rendered by the page's own template (one
+``{"type": "html"}`` message per batch, carrying the last sequence number), each executor's
+state for the graph, and the run's header, outcome, details and timeline drawn again after
+events that change them (``dashboard.web.run_page.live_messages``). ``/ws/runs/`` sends
+``{"type": "runs_refresh"}`` at most once a second however many runs change, so the runs list
+reloads its table without a storm of requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from dashboard import selectors
+from dashboard.live import broadcast
+from dashboard.services import ServiceError, require
+from dashboard.web.run_page import live_messages
+
+__all__ = ["ApprovalsConsumer", "RunConsumer", "RunsConsumer"]
+
+MAX_INBOUND_BYTES = 4096
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN = 4403
+CLOSE_NOT_FOUND = 4404
+CLOSE_TOO_BIG = 1009
+# The runs list reloads its table at most this often (seconds), leading and trailing edge.
+RUNS_REFRESH_INTERVAL = 1.0
+
+
+class _Authenticated(AsyncJsonWebsocketConsumer):
+    group: str = ""
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if not getattr(user, "is_authenticated", False):
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        if not await database_sync_to_async(_may_view)(user, self.scope.get("path", "")):
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
+        if not await self.allowed():
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
+        broadcast.remember_server_loop(asyncio.get_running_loop())
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        await self.opened()
+
+    async def allowed(self) -> bool:
+        return True
+
+    async def opened(self) -> None:
+        return None
+
+    async def disconnect(self, code: int) -> None:
+        if self.group:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if bytes_data is not None or text_data is None or len(text_data) > MAX_INBOUND_BYTES:
+            await self.close(code=CLOSE_TOO_BIG)
+            return
+        await super().receive(text_data=text_data)
+
+
+class RunConsumer(_Authenticated):
+    async def allowed(self) -> bool:
+        self.run_id = str(self.scope["url_route"]["kwargs"]["run_id"])
+        self.group = broadcast.run_group(self.run_id)
+        self.last_seq = _after(self.scope)
+        self.html = _view(self.scope) == "html"
+        run = await database_sync_to_async(selectors.run_get)(self.run_id)
+        return run is not None
+
+    async def opened(self) -> None:
+        await self._catch_up()
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if isinstance(content, dict) and content.get("type") == "resume":
+            after = content.get("after_seq")
+            if isinstance(after, int) and after >= 0:
+                self.last_seq = max(self.last_seq, after)
+                await self._catch_up()
+
+    async def _catch_up(self) -> None:
+        fetch = database_sync_to_async(selectors.run_events_after)
+        while True:
+            rows = await fetch(self.run_id, self.last_seq)
+            if self.html:
+                if rows:
+                    await self._send_html(rows)
+            else:
+                for row in rows:
+                    await self._send_event(broadcast.event_payload(row))
+            if len(rows) < selectors.REPLAY_BATCH:
+                return
+
+    async def _send_html(self, rows: list[Any]) -> None:
+        self.last_seq = rows[-1].seq
+        for message in await database_sync_to_async(live_messages)(self.run_id, rows):
+            await self.send_json(message)
+
+    async def _send_event(self, event: dict[str, Any]) -> None:
+        self.last_seq = event["seq"]
+        await self.send_json({"type": "event", "run_id": self.run_id, **event})
+
+    async def run_events(self, message: dict[str, Any]) -> None:
+        if self.html:
+            await self._catch_up()  # the page's rows are rendered from the database anyway
+            return
+        for event in message["events"]:
+            if event["seq"] <= self.last_seq:
+                continue  # already sent by a replay
+            if event["seq"] > self.last_seq + 1:
+                await self._catch_up()  # a message went missing: the database has it
+                continue
+            await self._send_event(event)
+
+    async def run_changed(self, message: dict[str, Any]) -> None:
+        await self.send_json({"type": "run_changed", "run_id": self.run_id})
+
+
+class RunsConsumer(_Authenticated):
+    group = broadcast.RUNS_GROUP
+
+    async def allowed(self) -> bool:
+        self.html = _view(self.scope) == "html"
+        self._refresh: asyncio.Task[None] | None = None
+        self._refreshed_at = float("-inf")
+        return True
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "_refresh", None) is not None:
+            self._refresh.cancel()  # type: ignore[union-attr]
+        await super().disconnect(code)
+
+    async def runs_changed(self, message: dict[str, Any]) -> None:
+        if not self.html:
+            await self.send_json({"type": "run_changed", "run_id": message["run_id"]})
+            return
+        if self._refresh is not None and not self._refresh.done():
+            return  # a refresh is already on its way and will show this change too
+        loop = asyncio.get_running_loop()
+        wait = max(0.0, self._refreshed_at + RUNS_REFRESH_INTERVAL - loop.time())
+        self._refresh = asyncio.ensure_future(self._send_refresh(wait))
+
+    async def _send_refresh(self, wait: float) -> None:
+        if wait:
+            await asyncio.sleep(wait)
+        self._refreshed_at = asyncio.get_running_loop().time()
+        await self.send_json({"type": "runs_refresh"})
+
+
+class ApprovalsConsumer(_Authenticated):
+    group = broadcast.APPROVALS_GROUP
+
+    async def opened(self) -> None:
+        await self.approvals_changed({})
+
+    async def approvals_changed(self, message: dict[str, Any]) -> None:
+        count = await database_sync_to_async(selectors.pending_approval_count)()
+        await self.send_json({"type": "approvals_changed", "pending": count})
+
+
+def _may_view(user: Any, path: str) -> bool:
+    """The role check, with the refusal audited like any other."""
+    try:
+        require(user, "view", target=f"websocket {path}")
+    except ServiceError:
+        return False
+    return True
+
+
+def _view(scope: dict[str, Any]) -> str:
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    return str(query.get("view", [""])[0])
+
+
+def _after(scope: dict[str, Any]) -> int:
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    try:
+        return max(0, int(query.get("after", ["0"])[0]))
+    except ValueError:
+        return 0

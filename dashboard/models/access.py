@@ -1,0 +1,99 @@
+"""Access: API tokens (only their SHA-256 is stored) and the append-only audit trail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+__all__ = ["ApiToken", "AuditEntry", "AuditLogIsAppendOnly"]
+
+
+class ApiToken(models.Model):
+    """A bearer token for the JSON API; only its SHA-256 is stored (see ``dashboard.access.tokens``)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100, blank=True, default="")
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name or 'token'} for {self.user}"
+
+
+
+class AuditLogIsAppendOnly(Exception):
+    """Raised on any attempt to change or remove an audit entry through the application."""
+
+
+class _AppendOnlyQuerySet(models.QuerySet["AuditEntry"]):
+    def update(self, **kwargs: Any) -> int:
+        raise AuditLogIsAppendOnly("audit entries cannot be changed")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AuditLogIsAppendOnly("audit entries cannot be deleted")
+
+
+class AuditEntry(models.Model):
+    """One operator action or refusal: who, when, what, and the checkpoints before and after.
+
+    Append-only: the application can add entries and nothing else (the model, its queryset and
+    the admin refuse changes; on PostgreSQL a trigger refuses UPDATE and DELETE as well).
+    Retention never touches it, and it does not reference runs by foreign key, so a pruned run
+    leaves its history here as a tombstone.
+    """
+
+    OK = "ok"
+    DENIED = "denied"
+
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    # No database constraint and no cascade: deleting a user must not rewrite history.
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
+    actor_name = models.CharField(max_length=150, blank=True, default="")  # kept if the user goes
+    action = models.CharField(max_length=40)
+    outcome = models.CharField(max_length=10, default=OK)
+    run_id = models.UUIDField(null=True, blank=True)
+    workflow_name = models.CharField(max_length=200, blank=True, default="")
+    target = models.CharField(max_length=300, blank=True, default="")
+    checkpoint_before = models.CharField(max_length=128, blank=True, default="")
+    checkpoint_after = models.CharField(max_length=128, blank=True, default="")
+    details = models.JSONField(default=dict, blank=True)
+    ip = models.GenericIPAddressField(null=True, blank=True)
+    user_agent = models.CharField(max_length=300, blank=True, default="")
+
+    objects = _AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+        indexes = (
+            models.Index(fields=["run_id", "created_at"], name="audit_run_created"),
+            models.Index(fields=["action", "created_at"], name="audit_action_created"),
+        )
+        constraints = (
+            models.CheckConstraint(condition=Q(outcome__in=["ok", "denied"]), name="audit_outcome_valid"),
+        )
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AuditLogIsAppendOnly("audit entries cannot be changed")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AuditLogIsAppendOnly("audit entries cannot be deleted")
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor_name or 'system'} {self.action} {self.outcome}"

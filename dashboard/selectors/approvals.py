@@ -1,0 +1,106 @@
+"""Approval requests: the inbox (by tab), the archive, one request, pending counts."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from dashboard.models import (
+    ApprovalRequest,
+    ApprovalStatus,
+)
+from dashboard.selectors.paging import KeysetPage, keyset
+
+__all__ = ["APPROVAL_TABS", "approval_archive", "approval_get", "approval_inbox", "approval_pending", "pending_approval_count", "pending_approvals_by_run"]
+
+
+def approval_pending() -> QuerySet[ApprovalRequest]:
+    """Every pending request, oldest first."""
+    return (
+        ApprovalRequest.objects.filter(status=ApprovalStatus.PENDING)
+        .select_related("run")
+        .order_by("created_at")
+    )
+
+
+def pending_approval_count() -> int:
+    return ApprovalRequest.objects.filter(status=ApprovalStatus.PENDING).count()
+
+
+def pending_approvals_by_run(run_ids: list[Any]) -> dict[Any, list[ApprovalRequest]]:
+    """Pending requests of these runs, oldest first: the runs list's "waiting on" column."""
+    found: dict[Any, list[ApprovalRequest]] = {}
+    if not run_ids:
+        return found
+    rows = (
+        ApprovalRequest.objects.filter(run_id__in=run_ids, status=ApprovalStatus.PENDING)
+        .only("id", "request_id", "run_id", "executor_id", "response_type", "created_at")
+        .order_by("created_at")
+    )
+    for approval in rows:
+        found.setdefault(approval.run_id, []).append(approval)
+    return found
+
+
+APPROVAL_TABS = ("mine", "groups", "all")
+
+
+def approval_inbox(
+    *,
+    workflow: str = "",
+    older_than: dt.datetime | None = None,
+    after: tuple[dt.datetime, Any] | None = None,
+    before: tuple[dt.datetime, Any] | None = None,
+    limit: int = 50,
+    tab: str = "all",
+    user: Any = None,
+) -> KeysetPage[ApprovalRequest]:
+    """Pending requests across runs, oldest first (the partial index serves it).
+
+    ``tab``: "mine" (assigned to or claimed by ``user``), "groups" (assigned to a group
+    ``user`` is in) or "all"; "mine" and "groups" are empty without a signed-in user.
+    """
+    rows = approval_pending().select_related("run", "claimed_by", "assigned_user", "assigned_group")
+    if tab in APPROVAL_TABS[:2]:
+        if user is None or not getattr(user, "is_authenticated", False):
+            rows = rows.none()
+        elif tab == "mine":
+            rows = rows.filter(Q(assigned_user=user) | Q(claimed_by=user))
+        else:
+            rows = rows.filter(assigned_group__in=user.groups.all())
+    if workflow:
+        rows = rows.filter(run__workflow_name=workflow)
+    if older_than is not None:
+        rows = rows.filter(created_at__lte=older_than)
+    return keyset(rows, "created_at", descending=False, after=after, before=before, limit=limit)
+
+
+def approval_archive(
+    *,
+    workflow: str = "",
+    after: tuple[dt.datetime, Any] | None = None,
+    before: tuple[dt.datetime, Any] | None = None,
+    limit: int = 50,
+) -> KeysetPage[ApprovalRequest]:
+    """Decided and cancelled requests, most recently decided first."""
+    rows = ApprovalRequest.objects.exclude(status=ApprovalStatus.PENDING).select_related(
+        "run", "decided_by"
+    )
+    if workflow:
+        rows = rows.filter(run__workflow_name=workflow)
+    return keyset(rows, "decided_at", descending=True, after=after, before=before, limit=limit)
+
+
+def approval_get(request_id: str) -> ApprovalRequest | None:
+    if not isinstance(request_id, str) or not request_id or "\x00" in request_id:
+        return None
+    return (
+        ApprovalRequest.objects.select_related(
+            "run", "decided_by", "claimed_by", "assigned_user", "assigned_group"
+        )
+        .filter(request_id=request_id)
+        .first()
+    )
+

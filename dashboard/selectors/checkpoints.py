@@ -1,0 +1,92 @@
+"""Checkpoints of a run: rows for lists, one checkpoint, its decoded document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import F, QuerySet
+
+from dashboard.models import (
+    Checkpoint,
+    CheckpointBlob,
+    WorkflowRun,
+)
+
+__all__ = ["CHECKPOINT_ROW_FIELDS", "checkpoint_document", "checkpoint_get", "checkpoint_get_any", "checkpoint_superstep", "run_checkpoint_rows", "run_checkpoints"]
+
+
+def run_checkpoints(run: WorkflowRun) -> QuerySet[Checkpoint]:
+    return Checkpoint.objects.filter(run=run).order_by("created_at").defer("document")
+
+
+CHECKPOINT_ROW_FIELDS = (
+    "checkpoint_id",
+    "engine_run_id",
+    "superstep",
+    "previous_checkpoint_id",
+    "graph_signature_hash",
+    "size_bytes",
+    "pending_request_count",
+    "created_at",
+)
+
+
+def run_checkpoint_rows(run_id: Any) -> list[dict[str, Any]]:
+    """Every checkpoint of a run without its document (plus the kind the engine recorded:
+    entry, superstep, responses, fork), in the order they were written."""
+    return list(
+        Checkpoint.objects.filter(run_id=run_id)
+        .order_by("created_at", "checkpoint_id")
+        .values(*CHECKPOINT_ROW_FIELDS, kind=F("document__metadata__kind"))
+    )
+
+
+def checkpoint_get(run_id: Any, checkpoint_id: str) -> Checkpoint | None:
+    if not isinstance(checkpoint_id, str) or not 0 < len(checkpoint_id) <= 128:
+        return None
+    if "\x00" in checkpoint_id:
+        return None
+    return Checkpoint.objects.filter(run_id=run_id, checkpoint_id=checkpoint_id).first()
+
+
+def checkpoint_get_any(checkpoint_id: str) -> Checkpoint | None:
+    """A checkpoint by id whatever run it belongs to (a fork's origin is in its parent)."""
+    if not isinstance(checkpoint_id, str) or not 0 < len(checkpoint_id) <= 128:
+        return None
+    if "\x00" in checkpoint_id:
+        return None
+    return Checkpoint.objects.filter(checkpoint_id=checkpoint_id).first()
+
+
+def checkpoint_superstep(checkpoint_id: str | None) -> int | None:
+    if not checkpoint_id:
+        return None
+    return (
+        Checkpoint.objects.filter(checkpoint_id=checkpoint_id)
+        .values_list("superstep", flat=True)
+        .first()
+    )
+
+
+def checkpoint_document(checkpoint: Checkpoint) -> dict[str, Any]:
+    """The checkpoint's whole document in the codec's JSON: its record with every blob put
+    back (``blob_refs`` paths: ``state/<key>``, ``executor_states/<id>/<key>``, or a top-level
+    part). Nothing is decoded, so it reads even when the types it names are gone."""
+    record = checkpoint.document if isinstance(checkpoint.document, dict) else {}
+    refs = [r for r in record.get("blob_refs") or [] if isinstance(r, list) and len(r) == 2]
+    blobs = dict(
+        CheckpointBlob.objects.filter(digest__in=[r[1] for r in refs]).values_list("digest", "data")
+    )
+    doc = {k: v for k, v in record.items() if k not in ("blob_refs", "pending_request_ids")}
+    doc["state"] = dict(doc.get("state") or {})
+    doc["executor_states"] = {k: dict(v) for k, v in (doc.get("executor_states") or {}).items()}
+    for path, digest in refs:
+        value = blobs.get(digest, {"$missing": f"blob {digest} is missing"})
+        if len(path) == 2 and path[0] == "state":
+            doc["state"][path[1]] = value
+        elif len(path) == 3 and path[0] == "executor_states":
+            doc["executor_states"].setdefault(path[1], {})[path[2]] = value
+        elif len(path) == 1:
+            doc[path[0]] = value
+    return doc
+
