@@ -1,12 +1,45 @@
 """Superstep's workflow engine: typed executors exchanging messages in supersteps, with a
 checkpoint after every superstep and human-in-the-loop requests that survive restarts.
 
-Pure Python and asyncio; nothing here imports Django.
+Pure Python and asyncio; nothing here imports Django. This module is the API for workflow
+authors; ``workflows.storage`` is the API for those who write or operate a checkpoint storage.
+
+Building a graph:
+    ``WorkflowBuilder`` (edges, fan-out, fan-in, switch-case with ``Case`` / ``Default`` or MAF's
+    ``SwitchCaseEdgeGroupCase`` / ``SwitchCaseEdgeGroupDefault``, output designation), the edge
+    groups it makes (``Edge``, ``SingleEdgeGroup``, ``FanOutEdgeGroup``, ``FanInEdgeGroup``,
+    ``SwitchCaseEdgeGroup``), ``validate_workflow_graph``, ``INTERNAL_SOURCE_ID`` (the source of
+    the input and of answers), and the picture of a graph, ``WorkflowViz``.
+Executors:
+    ``Executor`` with ``handler`` and ``response_handler`` methods, ``executor`` /
+    ``FunctionExecutor`` for functions, ``WorkflowExecutor`` for a whole workflow as one executor
+    (with ``SubWorkflowRequestMessage`` / ``SubWorkflowResponseMessage``), and the
+    ``WorkflowContext`` every handler gets.
+Running:
+    ``Workflow`` and its ``run()``, which returns a ``WorkflowRunResult`` or a
+    ``WorkflowRunStream`` of ``WorkflowEvent`` (``RequestInfoEvent`` for requests); the catalogue
+    of event types ``EVENT_KINDS`` (``EventKind`` entries, ``WorkflowEventType`` names),
+    ``WorkflowEventSource``, ``WorkflowRunState`` and ``ErrorDetails`` (MAF's
+    ``WorkflowErrorDetails``).
+Checkpoints:
+    ``WorkflowCheckpoint`` (``CheckpointID``) holding ``WorkflowMessage`` in flight; the
+    ``CheckpointStorage`` protocol with ``InMemoryCheckpointStorage`` and
+    ``FileCheckpointStorage``; the types checkpoints may hold: ``TypeRegistry``, ``register_type``
+    and MAF's ``register_checkpoint_type``; retention with ``prune`` and its ``PruneReport``.
+Errors (hierarchy in ``workflows.exceptions``):
+    ``WorkflowError``; ``WorkflowValidationError`` with ``ValidationTypeEnum`` and
+    ``EdgeDuplicationError``, ``ExecutorDuplicationError``, ``TypeCompatibilityError``,
+    ``GraphConnectivityError``, ``OutputDesignationError``; ``WorkflowRunError`` with
+    ``RunArgumentsError``, ``ConcurrentRunError``, ``WorkflowConvergenceError``; ``RequestError``
+    with ``UnknownRequestError``, ``RequestAlreadyAnsweredError``, ``ResponseTypeError``;
+    ``CheckpointError`` with ``CheckpointNotFoundError``, ``CheckpointEncodeError``,
+    ``CheckpointDecodeError``, ``CheckpointTypeError``, ``GraphMismatchError``; and MAF's names
+    for the same families: ``WorkflowException``, ``WorkflowRunnerException``,
+    ``WorkflowConvergenceException``, ``WorkflowCheckpointException``.
 """
 
 from .builder import WorkflowBuilder
-from .checkpoint import CheckpointID, WorkflowCheckpoint, WorkflowMessage, resolve_type_name
-from .codec import decode, dumps, encode, loads
+from .checkpoint import CheckpointID, WorkflowCheckpoint, WorkflowMessage
 from .context import WorkflowContext
 from .edges import (
     INTERNAL_SOURCE_ID,
@@ -63,20 +96,7 @@ from .executor import Executor, FunctionExecutor, executor, handler, response_ha
 from .registry import TypeRegistry, register_checkpoint_type, register_type
 from .result import WorkflowRunResult, WorkflowRunStream
 from .retention import PruneReport, prune
-from .storage import (
-    CheckpointStorage,
-    CheckpointSummary,
-    FileCheckpointStorage,
-    InMemoryCheckpointStorage,
-    SummaryStorage,
-)
-from .storage.document import (
-    PartCache,
-    SplitCheckpoint,
-    join_checkpoint,
-    split_checkpoint,
-    summarize_record,
-)
+from .storage import CheckpointStorage, FileCheckpointStorage, InMemoryCheckpointStorage
 from .subworkflow import SubWorkflowRequestMessage, SubWorkflowResponseMessage, WorkflowExecutor
 from .validation import validate_workflow_graph
 from .viz import WorkflowViz
@@ -90,7 +110,6 @@ __all__ = [
     "CheckpointID",
     "CheckpointNotFoundError",
     "CheckpointStorage",
-    "CheckpointSummary",
     "CheckpointTypeError",
     "ConcurrentRunError",
     "Default",
@@ -110,7 +129,6 @@ __all__ = [
     "INTERNAL_SOURCE_ID",
     "InMemoryCheckpointStorage",
     "OutputDesignationError",
-    "PartCache",
     "PruneReport",
     "RequestAlreadyAnsweredError",
     "RequestError",
@@ -118,10 +136,8 @@ __all__ = [
     "ResponseTypeError",
     "RunArgumentsError",
     "SingleEdgeGroup",
-    "SplitCheckpoint",
     "SubWorkflowRequestMessage",
     "SubWorkflowResponseMessage",
-    "SummaryStorage",
     "SwitchCaseEdgeGroup",
     "SwitchCaseEdgeGroupCase",
     "SwitchCaseEdgeGroupDefault",
@@ -151,19 +167,11 @@ __all__ = [
     "WorkflowRunnerException",
     "WorkflowValidationError",
     "WorkflowViz",
-    "decode",
-    "dumps",
-    "encode",
     "executor",
     "handler",
-    "join_checkpoint",
-    "loads",
     "prune",
     "register_checkpoint_type",
     "register_type",
-    "resolve_type_name",
     "response_handler",
-    "split_checkpoint",
-    "summarize_record",
     "validate_workflow_graph",
 ]

@@ -34,10 +34,12 @@ from workflows import (
     CheckpointDecodeError,
     CheckpointError,
     CheckpointNotFoundError,
+    WorkflowCheckpoint,
+)
+from workflows.storage import (
     CheckpointSummary,
     PartCache,
     SplitCheckpoint,
-    WorkflowCheckpoint,
     join_checkpoint,
     split_checkpoint,
 )

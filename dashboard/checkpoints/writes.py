@@ -20,7 +20,7 @@ from django.db import connections, transaction
 
 from dashboard.checkpoints.async_connection import AsyncDatabase
 from dashboard.models import Checkpoint, CheckpointBlob, CheckpointBlobUse
-from workflows import SplitCheckpoint, loads
+from workflows.storage import SplitCheckpoint, loads
 
 __all__ = ["forget_known_blobs", "is_known_blob", "save_split", "save_split_async"]
 

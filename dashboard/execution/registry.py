@@ -16,7 +16,8 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 from pydantic import TypeAdapter, ValidationError
 
-from workflows import CheckpointStorage, Workflow, resolve_type_name
+from workflows import CheckpointStorage, Workflow
+from workflows.storage import resolve_type_name
 
 __all__ = [
     "InputError",

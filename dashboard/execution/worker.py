@@ -21,7 +21,8 @@ from dashboard.checkpoints.storage import DjangoCheckpointStorage
 from dashboard.checkpoints.writes import forget_known_blobs
 from dashboard.execution import registry
 from dashboard.models import RunStatus
-from workflows import WorkflowCheckpoint, WorkflowEvent, WorkflowRunState, encode, split_checkpoint
+from workflows import WorkflowCheckpoint, WorkflowEvent, WorkflowRunState
+from workflows.storage import encode, split_checkpoint
 
 __all__ = ["execute"]
 

@@ -29,7 +29,8 @@ from dashboard.services.common import (
     status_event,
 )
 from dashboard.services.errors import LeaseLost
-from workflows import SplitCheckpoint, WorkflowCheckpoint
+from workflows import WorkflowCheckpoint
+from workflows.storage import SplitCheckpoint
 
 __all__ = [
     "ExecutionPlan",

@@ -32,13 +32,8 @@ from dashboard.services.common import (
 )
 from dashboard.services.errors import Conflict, InvalidInput, NotFound
 from dashboard.services.execution import _approval_specs
-from workflows import (
-    CheckpointDecodeError,
-    CheckpointEncodeError,
-    WorkflowCheckpoint,
-    encode,
-    split_checkpoint,
-)
+from workflows import CheckpointDecodeError, CheckpointEncodeError, WorkflowCheckpoint
+from workflows.storage import encode, split_checkpoint
 
 __all__ = ["run_cancel", "run_fork", "run_hold", "run_resume", "run_retry", "run_start"]
 

@@ -25,7 +25,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from dashboard import services
-
+from dashboard.access.tokens import create_token
 from dashboard.execution import worker
 from dashboard.models import (
     ApiToken,
@@ -35,7 +35,6 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
-from dashboard.access.tokens import create_token
 
 
 @pytest.fixture(autouse=True)

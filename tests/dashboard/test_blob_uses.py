@@ -15,10 +15,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connections, transaction
 
 from dashboard.checkpoints.blob_uses import release_unused_uses
+from dashboard.checkpoints.storage import DjangoCheckpointStorage
 from dashboard.checkpoints.writes import save_split
 from dashboard.models import CheckpointBlob, CheckpointBlobUse
-from dashboard.checkpoints.storage import DjangoCheckpointStorage
-from workflows import split_checkpoint
+from workflows.storage import split_checkpoint
 from workflows.testing import make_checkpoint
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(databases=["pg"], transaction=True)]

@@ -24,11 +24,9 @@ from django.db import transaction
 from django.test import Client
 
 from dashboard import services
-
-from dashboard.execution import embedded
-
-from dashboard.live import broadcast
 from dashboard.config.asgi import application
+from dashboard.execution import embedded
+from dashboard.live import broadcast
 from dashboard.live.consumers import MAX_INBOUND_BYTES
 from dashboard.models import TERMINAL_RUN_STATUSES, RunEvent, RunStatus, WorkflowRun
 

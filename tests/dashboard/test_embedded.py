@@ -14,8 +14,8 @@ from django.contrib.auth.models import User
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.test import override_settings
 
-from dashboard.execution import embedded
 from dashboard.config.celery import app as dashboard_celery_app
+from dashboard.execution import embedded
 
 WAIT = 10.0
 

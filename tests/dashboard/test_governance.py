@@ -26,9 +26,7 @@ from django.test import Client, override_settings
 from django.utils import timezone
 
 from dashboard import services
-
 from dashboard.approvals import notifications
-
 from dashboard.execution import embedded
 from dashboard.models import (
     ApprovalRequest,

@@ -30,18 +30,17 @@ from django.db.utils import DatabaseError
 from django.test import Client
 
 from dashboard import services
-
-from dashboard.execution import embedded
 from dashboard.config.asgi import application
+from dashboard.execution import embedded
 from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
     AuditEntry,
+    AuditLogIsAppendOnly,
     RetentionPolicy,
     RunStatus,
     WorkflowRun,
 )
-from dashboard.models import AuditLogIsAppendOnly
 
 RoleUser = Callable[..., Any]
 

@@ -28,9 +28,9 @@ from django.test import Client
 from django.utils import timezone
 
 from dashboard import services
-
-from dashboard.execution import embedded, tasks
 from dashboard.checkpoints.blob_uses import collect_unused_blobs, release_uses_of_gone_lineages
+from dashboard.checkpoints.storage import DjangoCheckpointStorage
+from dashboard.execution import embedded, tasks
 from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -43,7 +43,6 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
-from dashboard.checkpoints.storage import DjangoCheckpointStorage
 
 NOW = timezone.now()
 _ids = itertools.count(1)

@@ -23,8 +23,8 @@ from django.test import override_settings
 from django.utils import timezone
 
 from dashboard import services
-
-from dashboard.execution import embedded
+from dashboard.checkpoints.storage import DjangoCheckpointStorage
+from dashboard.execution import embedded, tasks
 from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -33,10 +33,8 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
-from dashboard.execution import tasks
 from dashboard.services import common, execution
-from dashboard.checkpoints.storage import DjangoCheckpointStorage
-from workflows import decode, split_checkpoint
+from workflows.storage import decode, split_checkpoint
 from workflows.testing import make_checkpoint
 
 

@@ -23,6 +23,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.db import connections, transaction
 
+from dashboard.checkpoints.storage import DjangoCheckpointStorage
 from dashboard.checkpoints.writes import save_split
 from dashboard.models import (
     ApprovalRequest,
@@ -31,8 +32,8 @@ from dashboard.models import (
     CheckpointBlobUse,
     WorkflowRun,
 )
-from dashboard.checkpoints.storage import DjangoCheckpointStorage
-from workflows import CheckpointError, CheckpointNotFoundError, split_checkpoint
+from workflows import CheckpointError, CheckpointNotFoundError
+from workflows.storage import split_checkpoint
 from workflows.testing import CheckpointStorageContract, make_checkpoint
 
 BIG = {"payload": "z" * 64 * 1024}

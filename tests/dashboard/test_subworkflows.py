@@ -18,7 +18,6 @@ import pytest
 from django.test import Client
 
 from dashboard import services
-
 from dashboard.execution import registry
 from dashboard.models import ApprovalRequest, ApprovalStatus, Checkpoint, RunStatus, WorkflowRun
 from dashboard.selectors import checkpoint_document

@@ -11,7 +11,6 @@ from django.test import Client
 from django.utils import timezone
 
 from dashboard import services
-
 from dashboard.execution import embedded
 from dashboard.models import ApprovalRequest, ApprovalStatus, RunStatus, WorkflowRun
 

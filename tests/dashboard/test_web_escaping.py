@@ -11,7 +11,6 @@ import pytest
 from django.test import Client
 
 from dashboard import services
-
 from dashboard.execution import embedded
 from dashboard.models import ApprovalRequest, Checkpoint, WorkflowRun
 

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from django.http import QueryDict
 
-from dashboard.execution import registry
 from dashboard.demo.workflows import ApprovalDecision, ReturnReplaceRequest
+from dashboard.execution import registry
 from dashboard.web.forms import (
     ForkForm,
     RunFilterForm,

@@ -14,10 +14,9 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
 from dashboard import services
-
 from dashboard.live import broadcast, consumers
-from dashboard.models import WorkflowRun
 from dashboard.live.routing import websocket_urlpatterns
+from dashboard.models import WorkflowRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -24,10 +24,9 @@ from workflows import (
     TypeRegistry,
     WorkflowCheckpoint,
     codec,
-    decode,
-    encode,
     register_type,
 )
+from workflows.storage import decode, encode
 from workflows.testing import assert_identical
 
 

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from workflows import TypeRegistry, encode
+from workflows import TypeRegistry
 from workflows.readable import readable, readable_checkpoint
+from workflows.storage import encode
 
 
 class Colour(enum.Enum):

@@ -228,6 +228,8 @@ def join_checkpoint(
 
 
 def summarize_record(record: dict[str, Any], size_bytes: int) -> CheckpointSummary:
+    """The ``CheckpointSummary`` of a stored record (a split checkpoint's small part), read
+    without decoding any value: what a listing shows and what retention decides on."""
     metadata = record.get("metadata") or {}
     return CheckpointSummary(
         checkpoint_id=record["checkpoint_id"],
