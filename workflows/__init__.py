@@ -22,7 +22,7 @@ Running:
     ``WorkflowEventSource``, ``WorkflowRunState`` and ``ErrorDetails`` (MAF's
     ``WorkflowErrorDetails``).
 Checkpoints:
-    ``WorkflowCheckpoint`` (``CheckpointID``) holding ``WorkflowMessage`` in flight; the
+    ``WorkflowCheckpoint`` (``CheckpointID``, written for a ``CheckpointKind``) holding ``WorkflowMessage`` in flight; the
     ``CheckpointStorage`` protocol with ``InMemoryCheckpointStorage`` and
     ``FileCheckpointStorage``; the types checkpoints may hold: ``TypeRegistry``, ``register_type``
     and MAF's ``register_checkpoint_type``; retention with ``prune`` and its ``PruneReport``.
@@ -39,7 +39,7 @@ Errors (hierarchy in ``workflows.exceptions``):
 """
 
 from .builder import WorkflowBuilder
-from .checkpoint import CheckpointID, WorkflowCheckpoint, WorkflowMessage
+from .checkpoint import CheckpointID, CheckpointKind, WorkflowCheckpoint, WorkflowMessage
 from .context import WorkflowContext
 from .edges import (
     INTERNAL_SOURCE_ID,
@@ -108,6 +108,7 @@ __all__ = [
     "CheckpointEncodeError",
     "CheckpointError",
     "CheckpointID",
+    "CheckpointKind",
     "CheckpointNotFoundError",
     "CheckpointStorage",
     "CheckpointTypeError",

@@ -18,6 +18,7 @@ from .registry import TypeRegistry, default_registry, resolve_type_name
 __all__ = [
     "CHECKPOINT_FORMAT_VERSION",
     "CheckpointID",
+    "CheckpointKind",
     "MessageType",
     "WorkflowCheckpoint",
     "WorkflowMessage",
@@ -49,6 +50,18 @@ class MessageType(str, enum.Enum):
 
     STANDARD = "standard"
     RESPONSE = "response"
+
+
+class CheckpointKind(enum.StrEnum):
+    """Why a checkpoint was written (``metadata["kind"]``): before the first superstep, after a
+    superstep, when answers were delivered, when a lineage was forked, or the in-memory snapshot
+    of a sub-workflow inside its parent's checkpoint."""
+
+    ENTRY = "entry"
+    SUPERSTEP = "superstep"
+    RESPONSES = "responses"
+    FORK = "fork"
+    SUB_WORKFLOW = "sub_workflow"
 
 
 @dataclass(slots=True)

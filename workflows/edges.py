@@ -91,7 +91,7 @@ class SwitchCaseEdgeGroupDefault(Default):
         return str(self.target)
 
 
-def INTERNAL_SOURCE_ID(executor_id: str) -> str:  # noqa: N802 - MAF's name
+def INTERNAL_SOURCE_ID(executor_id: str) -> str:  # upper case: Microsoft Agent Framework's name
     """The source id of messages the engine itself hands an executor (input, answers)."""
     return f"internal:{executor_id}"
 

@@ -21,7 +21,7 @@ import types
 import typing
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from .exceptions import CheckpointTypeError
 
@@ -35,7 +35,6 @@ __all__ = [
     "type_name",
 ]
 
-T = TypeVar("T", bound=type)
 
 # What callers may pass as an allow-list: names (``"module:qualname"``, or MAF's event form
 # ``"module.qualname"``), classes, or MAF's ``{serialized name: class}`` mapping.
@@ -80,7 +79,7 @@ class TypeRegistry:
         self._pending: dict[str, list[tuple[str, str]]] = {}
         self._lock = threading.RLock()
 
-    def register(self, cls: T, *, name: str | None = None) -> T:
+    def register[T: type](self, cls: T, *, name: str | None = None) -> T:
         """Allow ``cls`` (a dataclass, pydantic model or Enum) and the types of its fields.
 
         Re-registering a name replaces the earlier class: a module that is reloaded, or a class
@@ -306,7 +305,7 @@ def _field_types(cls: type) -> list[object]:
         if is_pydantic_model(cls):
             fields = getattr(cls, "model_fields", {})
             return [f.annotation for f in fields.values()]
-    except Exception:  # unresolvable forward references: the nested types can be registered by hand
+    except Exception:  # noqa: BLE001 - unresolvable forward references: the nested types can be registered by hand
         return []
     return []
 
@@ -327,7 +326,7 @@ def resolve_type_name(name: str | None, registry: TypeRegistry = default_registr
     return _BUILTIN_TYPES.get(name.removeprefix("builtins.")) or registry.resolve(name)
 
 
-def register_type(cls: T, *, name: str | None = None) -> T:
+def register_type[T: type](cls: T, *, name: str | None = None) -> T:
     """Allow checkpoints to store and restore instances of ``cls``.
 
     Usable as a decorator. Types named in handler annotations are registered when their workflow

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Generator, Iterable
-from typing import Any
+from typing import Any, Self
 
 from .events import RequestInfoEvent, WorkflowEvent, WorkflowRunState
 
@@ -146,7 +146,7 @@ class WorkflowRunStream:
             except RuntimeError:  # no running loop: nothing was started, nothing to cancel
                 pass
 
-    async def __aenter__(self) -> WorkflowRunStream:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

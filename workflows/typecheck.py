@@ -184,7 +184,7 @@ def _coerce_one(value: object, target: object) -> object:
             item_t = args[0] if args else Any
             if origin in (tuple, set, frozenset, list):
                 return origin(coerce(v, item_t) for v in value)
-    except Exception:
+    except Exception:  # noqa: BLE001 - any failure to build the target means "not coercible"
         return _NO
     return _NO
 

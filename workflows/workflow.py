@@ -14,7 +14,7 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from .checkpoint import WorkflowCheckpoint, WorkflowMessage, group_by_source
+from .checkpoint import CheckpointKind, WorkflowCheckpoint, WorkflowMessage, group_by_source
 from .events import RequestInfoEvent, WorkflowEvent, WorkflowRunState, describe_type
 from .exceptions import (
     CheckpointEncodeError,
@@ -351,7 +351,7 @@ class Workflow(WorkflowIntrospection):
                 yield event
         for text in commit(runtime, scope, plan, list(plan.deliveries)):
             yield WorkflowEvent("warning", data=text, iteration=iteration)
-        checkpoint_id = await self._save(runtime, storage, "superstep")
+        checkpoint_id = await self._save(runtime, storage, CheckpointKind.SUPERSTEP)
         yield WorkflowEvent("superstep_completed", iteration=iteration, checkpoint_id=checkpoint_id)
 
     # ---------------------------------------------------------------------------- preparation
@@ -373,12 +373,14 @@ class Workflow(WorkflowIntrospection):
                 ev for rid, ev in runtime.pending.items() if rid not in answered
             ]
             if answered or runtime.run_id != restored.run_id:
-                await self._save(runtime, storage, "responses" if answered else "fork")
+                await self._save(
+                    runtime, storage, CheckpointKind.RESPONSES if answered else CheckpointKind.FORK
+                )
             return _Prepared(runtime, again)
         if message is None:
             runtime = self._runtime_copy_for_answers()
             await self._accept(runtime, responses or {}, storage, runtime.run_id)
-            await self._save(runtime, storage, "responses")
+            await self._save(runtime, storage, CheckpointKind.RESPONSES)
             return _Prepared(runtime, [])
         start = self.start_executor
         if not start.can_handle(message):
@@ -404,7 +406,7 @@ class Workflow(WorkflowIntrospection):
                 )
                 logger.warning("%s", text)
                 prelude.append(WorkflowEvent("warning", data=text))
-        await self._save(runtime, storage, "entry")
+        await self._save(runtime, storage, CheckpointKind.ENTRY)
         return _Prepared(runtime, prelude)
 
     def _runtime_copy_for_answers(self) -> RunRuntime:
@@ -528,14 +530,14 @@ class Workflow(WorkflowIntrospection):
             twice = set(request_ids) & set(summary.answered_request_ids)
             if twice:
                 raise RequestAlreadyAnsweredError(
-                    f"request {sorted(twice)[0]!r} was already answered in this run (checkpoint "
+                    f"request {min(twice)!r} was already answered in this run (checkpoint "
                     f"{summary.checkpoint_id}); resume with a new run_id to answer it differently"
                 )
 
     # ------------------------------------------------------------------------------ checkpoints
 
     async def _save(
-        self, runtime: RunRuntime, storage: CheckpointStorage | None, kind: str
+        self, runtime: RunRuntime, storage: CheckpointStorage | None, kind: CheckpointKind
     ) -> str | None:
         if storage is None:
             return None
@@ -552,7 +554,7 @@ class Workflow(WorkflowIntrospection):
             pending_request_info_events=dict(runtime.pending),
             answered_request_ids=list(runtime.answered),
             graph_signature=self._graph.signature,
-            metadata={"kind": kind},
+            metadata={"kind": kind.value},  # plain text: the codec would tag an enum
         )
         await storage.save(checkpoint)
         runtime.last_checkpoint_id = checkpoint.checkpoint_id
@@ -625,7 +627,7 @@ class Workflow(WorkflowIntrospection):
         previous = runtime.last_checkpoint_id
         storage: Any = held
         try:
-            await self._save(runtime, storage, "sub_workflow")
+            await self._save(runtime, storage, CheckpointKind.SUB_WORKFLOW)
         finally:
             runtime.last_checkpoint_id = previous
         assert held.checkpoint is not None

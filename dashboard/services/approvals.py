@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import transaction
 
+from dashboard import run_events
 from dashboard.execution import registry
 from dashboard.live import broadcast
 from dashboard.models import (
@@ -27,7 +28,6 @@ from dashboard.services.common import (
     now,
     record_events,
     set_status,
-    status_event,
     username,
 )
 from dashboard.services.errors import Conflict, Forbidden, InvalidInput, NotFound
@@ -144,9 +144,9 @@ def approval_decide(
                 raise Conflict(f"{user.get_username()} has already voted on request {request_id!r}")
             ApprovalVote.objects.create(request=approval, user=user, approve=approved, reason=reason or "")
             approvals = approval.votes.filter(approve=True).count()
-            record_events(run, [{"type": "approval_vote", "request_id": request_id, "by": username(user),
-                                 "approve": approved, "approvals": approvals,
-                                 "required": approval.required_approvals}])
+            record_events(run, [run_events.approval_vote(
+                request_id, username(user), approved, approvals, approval.required_approvals
+            )])
             audit.record(user, f"vote_{action}", run=run, target=f"request {request_id}",
                          checkpoint_before=approval.checkpoint_id, details={"approvals": approvals})
             if approved and approvals < approval.required_approvals:
@@ -186,15 +186,16 @@ def _decide(approval: ApprovalRequest, run: WorkflowRun, user: Any, approved: bo
     approval.save()
     record_events(
         run,
-        [{"type": "approval_decided", "request_id": approval.request_id,
-          "decision": approval.status, "by": username(user) or "system", "reason": approval.reason}],
+        [run_events.approval_decided(
+            approval.request_id, approval.status, username(user) or "system", approval.reason
+        )],
     )
     audit.record(user, "approve" if approved else "reject", run=run, target=f"request {approval.request_id}",
                  checkpoint_before=approval.checkpoint_id, details={"response": value, "reason": approval.reason})
     if run.status == RunStatus.WAITING:
         set_status(run, RunStatus.QUEUED, attempts=0)
         run.save()
-        record_events(run, [status_event(run, RunStatus.QUEUED, action="approval")])
+        record_events(run, [run_events.run_status(RunStatus.QUEUED, action="approval")])
         enqueue(run)
     transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
 
@@ -290,7 +291,7 @@ def approvals_sweep() -> list[str]:
             rule = _rule(run.workflow_name)
             if approval.overdue_at is None:
                 approval.overdue_at = now()
-                record_events(run, [{"type": "approval_overdue", "request_id": request_id}])
+                record_events(run, [run_events.approval_overdue(request_id)])
                 if rule is not None:
                     _notify(approval, rule, "approval_overdue")
             outcome = rule.default_outcome if rule is not None else ""

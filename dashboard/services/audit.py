@@ -8,11 +8,15 @@ raised, so they survive the rollback of whatever the caller was doing.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from dashboard.models import AuditEntry
+from django.http import HttpRequest, HttpResponseBase
+
+from dashboard.models import AuditEntry, WorkflowRun
+from dashboard.services.common import is_user
+from dashboard.services.types import Actor
 
 __all__ = ["RequestMeta", "record", "request_meta"]
 
@@ -23,10 +27,10 @@ class RequestMeta:
     """Middleware: remembers the client address and user agent for entries written during a
     request (services are called without the request)."""
 
-    def __init__(self, get_response: Any) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request: Any) -> Any:
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         with request_meta(request.META.get("REMOTE_ADDR", ""), request.headers.get("User-Agent", "")):
             return self.get_response(request)
 
@@ -41,11 +45,11 @@ def request_meta(ip: str, user_agent: str) -> Iterator[None]:
 
 
 def record(
-    actor: Any,
+    actor: Actor,
     action: str,
     *,
     outcome: str = AuditEntry.OK,
-    run: Any = None,
+    run: WorkflowRun | None = None,
     target: str = "",
     checkpoint_before: str | None = "",
     checkpoint_after: str | None = "",
@@ -53,14 +57,14 @@ def record(
 ) -> AuditEntry:
     """Append one entry; ``actor`` None means the system (a worker, the sweeper, retention)."""
     meta = _meta.get() or {}
-    is_user = bool(getattr(actor, "is_authenticated", False))
+    user = actor if is_user(actor) else None
     return AuditEntry.objects.create(
-        actor=actor if is_user else None,
-        actor_name=actor.get_username() if is_user else ("anonymous" if actor is not None else "system"),
+        actor=user,
+        actor_name=user.get_username() if user else ("anonymous" if actor is not None else "system"),
         action=action,
         outcome=outcome,
-        run_id=getattr(run, "pk", None),
-        workflow_name=getattr(run, "workflow_name", "") or "",
+        run_id=run.pk if run is not None else None,
+        workflow_name=run.workflow_name if run is not None else "",
         target=target[:300],
         checkpoint_before=checkpoint_before or "",
         checkpoint_after=checkpoint_after or "",

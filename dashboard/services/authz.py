@@ -4,11 +4,10 @@ consumers and the admin enforce the same rules."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from dashboard.models import AuditEntry
+from dashboard.models import AuditEntry, WorkflowRun
 from dashboard.services import audit
 from dashboard.services.errors import Forbidden
+from dashboard.services.types import Actor
 
 __all__ = ["ACTION_PERMISSIONS", "can", "require"]
 
@@ -30,16 +29,16 @@ ACTION_PERMISSIONS: dict[str, str] = {
 }
 
 
-def can(user: Any, action: str) -> bool:
+def can(user: Actor, action: str) -> bool:
     """``user`` None is the system itself (workers, sweeper, scheduled retention)."""
     if user is None:
         return True
-    if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+    if not user.is_authenticated or not user.is_active:
         return False
-    return bool(user.has_perm(ACTION_PERMISSIONS[action]))
+    return user.has_perm(ACTION_PERMISSIONS[action])
 
 
-def require(user: Any, action: str, *, run: Any = None, target: str = "") -> None:
+def require(user: Actor, action: str, *, run: WorkflowRun | None = None, target: str = "") -> None:
     """Raise Forbidden (and record the refusal) unless ``user`` may do ``action``.
 
     Call it before opening the action's transaction: the refusal must be kept even though the
@@ -48,5 +47,5 @@ def require(user: Any, action: str, *, run: Any = None, target: str = "") -> Non
     if can(user, action):
         return
     audit.record(user, action, outcome=AuditEntry.DENIED, run=run, target=target)
-    who = user.get_username() if getattr(user, "is_authenticated", False) else "anonymous users"
+    who = user.get_username() if user is not None and user.is_authenticated else "anonymous users"
     raise Forbidden(f"{who} may not {action.replace('_', ' ')} (role required)")

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeGuard
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -15,6 +16,7 @@ from dashboard.live import broadcast
 from dashboard.models import TERMINAL_RUN_STATUSES, RunEvent, RunStatus, WorkflowRun
 from dashboard.services import dispatch
 from dashboard.services.errors import NotFound
+from dashboard.services.types import Actor, RunId
 
 ACTIVE_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
 
@@ -27,7 +29,7 @@ def lease_seconds() -> int:
     return int(settings.SUPERSTEP_LEASE_SECONDS)
 
 
-def record_events(run: WorkflowRun, events: Iterable[dict[str, Any]]) -> list[RunEvent]:
+def record_events(run: WorkflowRun, events: Iterable[Mapping[str, Any]]) -> list[RunEvent]:
     """Append events to a run with gapless sequence numbers; the caller holds the run's row
     lock (``select_for_update``) inside a transaction. Broadcast happens after commit."""
     rows = []
@@ -47,11 +49,8 @@ def record_events(run: WorkflowRun, events: Iterable[dict[str, Any]]) -> list[Ru
     return rows
 
 
-def status_event(run: WorkflowRun, status: str, **extra: Any) -> dict[str, Any]:
-    return {"type": "run_status", "status": status, **extra}
 
-
-def locked_run(run_id: Any) -> WorkflowRun:
+def locked_run(run_id: RunId) -> WorkflowRun:
     try:
         return WorkflowRun.objects.select_for_update().get(pk=run_id)
     except (WorkflowRun.DoesNotExist, ValidationError):
@@ -68,12 +67,13 @@ def set_status(run: WorkflowRun, status: str, **fields: Any) -> None:
         setattr(run, key, value)
 
 
-def is_user(user: Any) -> bool:
-    return bool(getattr(user, "is_authenticated", False))
+def is_user(user: Actor) -> TypeGuard[User]:
+    """A signed-in user (not an anonymous visitor, not the system)."""
+    return user is not None and user.is_authenticated
 
 
-def username(user: Any) -> str | None:
-    return user.get_username() if getattr(user, "is_authenticated", False) else None
+def username(user: Actor) -> str | None:
+    return user.get_username() if is_user(user) else None
 
 
 def enqueue(run: WorkflowRun) -> None:

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import os
 import socket
 import uuid
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
+from dashboard import run_events
 from dashboard.checkpoints.writes import save_split
 from dashboard.execution import registry
 from dashboard.live import broadcast
@@ -26,15 +28,17 @@ from dashboard.services.common import (
     now,
     record_events,
     set_status,
-    status_event,
 )
 from dashboard.services.errors import LeaseLost
+from dashboard.services.types import RunId
 from workflows import WorkflowCheckpoint
 from workflows.storage import SplitCheckpoint
 
 __all__ = [
+    "ApprovalSpec",
     "ExecutionPlan",
     "Lease",
+    "RunError",
     "checkpoint_commit",
     "execution_plan",
     "lease_acquire",
@@ -56,7 +60,7 @@ def worker_identity() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-def lease_acquire(run_id: Any, owner: str) -> Lease | None:
+def lease_acquire(run_id: RunId, owner: str) -> Lease | None:
     """Take the run for this worker, or return None when there is nothing to do (finished,
     waiting, or leased by a worker that is still alive). Idempotent: a duplicate task is a
     no-op."""
@@ -78,9 +82,9 @@ def lease_acquire(run_id: Any, owner: str) -> Lease | None:
         run.started_at = run.started_at or moment
         set_status(run, RunStatus.RUNNING)
         run.save()
-        events = [status_event(run, RunStatus.RUNNING, attempt=run.attempts, worker=owner)]
+        events = [run_events.run_status(RunStatus.RUNNING, attempt=run.attempts, worker=owner)]
         if takeover:
-            events.insert(0, {"type": "run_recovered", "attempt": run.attempts, "worker": owner})
+            events.insert(0, run_events.run_recovered(run.attempts, owner))
         record_events(run, events)
         transaction.on_commit(lambda: broadcast.broadcast_run_changed(run.pk), robust=True)
         return Lease(run.pk, owner, run.fencing_epoch)
@@ -168,42 +172,61 @@ def checkpoint_commit(
 
         save_split(piece, run_id=run.pk, after=link)
         kind = str(checkpoint.metadata.get("kind", "superstep"))
-        marker = {
-            "type": "superstep_completed" if kind == "superstep" else "checkpoint",
-            "kind": kind,
-            "iteration": checkpoint.iteration_count,
-            "checkpoint_id": checkpoint.checkpoint_id,
-            "size_bytes": piece.size_bytes,
-            "pending_requests": len(checkpoint.pending_request_info_events),
-        }
+        marker = run_events.checkpoint_marker(
+            kind,
+            checkpoint.iteration_count,
+            checkpoint.checkpoint_id,
+            piece.size_bytes,
+            len(checkpoint.pending_request_info_events),
+        )
         record_events(run, [*events, marker])
         if new_requests:
             transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
 
 
-def _approval_specs(run_id: Any, checkpoint: WorkflowCheckpoint) -> list[dict[str, Any]]:
+class ApprovalSpec(TypedDict):
+    """The fields of a new ``ApprovalRequest`` for a request the engine raised."""
+
+    request_id: str
+    engine_request_id: str
+    engine_run_id: str
+    executor_id: str
+    request_data: Any  # the request's JSON form
+    response_type: str
+    response_schema: dict[str, Any]
+
+
+def _approval_specs(run_id: uuid.UUID, checkpoint: WorkflowCheckpoint) -> list[ApprovalSpec]:
     existing = set(
         ApprovalRequest.objects.filter(
             run_id=run_id, engine_run_id=checkpoint.run_id
         ).values_list("engine_request_id", flat=True)
     )
-    specs = []
+    specs: list[ApprovalSpec] = []
     for rid, event in checkpoint.pending_request_info_events.items():
         if rid in existing:
             continue
         as_dict = event.to_dict()
         specs.append(
-            {
-                "request_id": f"{checkpoint.run_id}:{rid}",
-                "engine_request_id": rid,
-                "engine_run_id": checkpoint.run_id,
-                "executor_id": event.source_executor_id,
-                "request_data": as_dict.get("data"),
-                "response_type": as_dict.get("response_type") or "",
-                "response_schema": registry.value_schema(event.response_type),
-            }
+            ApprovalSpec(
+                request_id=f"{checkpoint.run_id}:{rid}",
+                engine_request_id=rid,
+                engine_run_id=checkpoint.run_id,
+                executor_id=event.source_executor_id,
+                request_data=as_dict.get("data"),
+                response_type=as_dict.get("response_type") or "",
+                response_schema=registry.value_schema(event.response_type),
+            )
         )
     return specs
+
+
+class RunError(TypedDict):
+    """Why an attempt failed, as the worker reports it to ``run_finish``."""
+
+    type: str  # the exception's class name
+    message: str
+    traceback: NotRequired[str]
 
 
 def run_finish(
@@ -212,7 +235,7 @@ def run_finish(
     outcome: str,
     events: list[dict[str, Any]],
     output: Any = None,
-    error: dict[str, str] | None = None,
+    error: RunError | None = None,
 ) -> None:
     """Close this worker's attempt: completed, waiting (pending approvals) or failed."""
     with transaction.atomic():
@@ -223,7 +246,7 @@ def run_finish(
             set_status(run, RunStatus.QUEUED, attempts=0)
             enqueue(run)
         elif outcome == RunStatus.FAILED:
-            error = error or {"type": "Error", "message": "the run failed", "traceback": ""}
+            error = error or RunError(type="Error", message="the run failed", traceback="")
             set_status(
                 run,
                 RunStatus.FAILED,
@@ -236,7 +259,7 @@ def run_finish(
             if outcome == RunStatus.COMPLETED:
                 run.output = output
         run.save()
-        record_events(run, [*events, status_event(run, run.status)])
+        record_events(run, [*events, run_events.run_status(run.status)])
         transaction.on_commit(lambda: broadcast.broadcast_run_changed(run.pk), robust=True)
 
 
@@ -282,13 +305,13 @@ def runs_sweep() -> list[str]:
                     ),
                 )
                 run.save()
-                record_events(run, [status_event(run, RunStatus.FAILED, reason="worker lost")])
-                transaction.on_commit(lambda rid=run.pk: broadcast.broadcast_run_changed(rid), robust=True)
+                record_events(run, [run_events.run_status(RunStatus.FAILED, reason="worker lost")])
+                transaction.on_commit(functools.partial(broadcast.broadcast_run_changed, run.pk), robust=True)
                 continue
             if expired:
                 run.lease_owner, run.lease_expires_at = "", None
                 set_status(run, RunStatus.QUEUED)
-                record_events(run, [{"type": "run_requeued", "reason": "lease expired"}])
+                record_events(run, [run_events.run_requeued("lease expired")])
             run.save()  # also touches updated_at, so a lost task is not enqueued every sweep
             enqueue(run)
             requeued.append(str(run.pk))

@@ -22,6 +22,7 @@ from typing import Any
 
 from django.db import transaction
 
+from dashboard import run_events
 from dashboard.checkpoints.blob_uses import (
     collect_unused_blobs,
     release_unused_uses,
@@ -243,8 +244,9 @@ def _apply(
             if cid in sizes:
                 per_run[run_id] = per_run.get(run_id, 0) + 1
         for run_id, count in per_run.items():
-            record_events(still[run_id], [{"type": "checkpoints_pruned", "count": count,
-                                           "policy": policy.name, "at": now().isoformat()}])
+            record_events(still[run_id], [run_events.checkpoints_pruned(
+                count, policy.name, now().isoformat()
+            )])
         report.checkpoints += len(sizes)
         report.bytes += sum(sizes.values())
     report.batches += 1

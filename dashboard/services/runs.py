@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
+from dashboard import run_events
 from dashboard.checkpoints.writes import save_split
 from dashboard.execution import registry
 from dashboard.live import broadcast
@@ -27,10 +28,10 @@ from dashboard.services.common import (
     now,
     record_events,
     set_status,
-    status_event,
     username,
 )
 from dashboard.services.errors import Conflict, InvalidInput, NotFound
+from dashboard.services.types import Actor, RunId
 from dashboard.services.execution import _approval_specs
 from workflows import CheckpointDecodeError, CheckpointEncodeError, WorkflowCheckpoint
 from workflows.storage import encode, split_checkpoint
@@ -38,7 +39,7 @@ from workflows.storage import encode, split_checkpoint
 __all__ = ["run_cancel", "run_fork", "run_hold", "run_resume", "run_retry", "run_start"]
 
 
-def run_start(*, workflow_name: str, input: Any, user: Any = None) -> WorkflowRun:
+def run_start(*, workflow_name: str, input: object, user: Actor = None) -> WorkflowRun:
     """Queue a new run of a registered workflow.
 
     Raises:
@@ -67,13 +68,13 @@ def run_start(*, workflow_name: str, input: Any, user: Any = None) -> WorkflowRu
             engine_run_id=uuid.uuid4().hex,
         )
         run = WorkflowRun.objects.select_for_update().get(pk=run.pk)
-        record_events(run, [status_event(run, RunStatus.QUEUED, by=username(user))])
+        record_events(run, [run_events.run_status(RunStatus.QUEUED, by=username(user))])
         audit.record(user, "start", run=run, target=f"run {run.pk}", details={"input": stored})
         enqueue(run)
     return run
 
 
-def run_cancel(run_id: Any, *, user: Any = None) -> WorkflowRun:
+def run_cancel(run_id: RunId, *, user: Actor = None) -> WorkflowRun:
     """Stop a queued, running or waiting run; its pending approvals are cancelled too."""
     authz.require(user, "cancel", target=f"run {run_id}")
     with transaction.atomic():
@@ -84,7 +85,7 @@ def run_cancel(run_id: Any, *, user: Any = None) -> WorkflowRun:
         set_status(run, RunStatus.CANCELLED)
         run.save()
         _cancel_pending_approvals(run)
-        record_events(run, [status_event(run, RunStatus.CANCELLED, by=username(user))])
+        record_events(run, [run_events.run_status(RunStatus.CANCELLED, by=username(user))])
         audit.record(user, "cancel", run=run, target=f"run {run.pk}",
                      checkpoint_before=run.latest_checkpoint_id, checkpoint_after=run.latest_checkpoint_id)
         transaction.on_commit(lambda: broadcast.broadcast_run_changed(run.pk), robust=True)
@@ -99,7 +100,7 @@ def _cancel_pending_approvals(run: WorkflowRun) -> None:
         transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
 
 
-def run_retry(run_id: Any, *, user: Any = None) -> WorkflowRun:
+def run_retry(run_id: RunId, *, user: Actor = None) -> WorkflowRun:
     """Run a failed run again from its latest checkpoint (or from its input if it has none)."""
     authz.require(user, "retry", target=f"run {run_id}")
     with transaction.atomic():
@@ -108,7 +109,7 @@ def run_retry(run_id: Any, *, user: Any = None) -> WorkflowRun:
             raise Conflict(f"only a failed run can be retried; run {run.pk} is {run.status}")
         set_status(run, RunStatus.QUEUED, attempts=0, error_type="", error_message="", traceback="")
         run.save()
-        record_events(run, [status_event(run, RunStatus.QUEUED, by=username(user), action="retry")])
+        record_events(run, [run_events.run_status(RunStatus.QUEUED, by=username(user), action="retry")])
         audit.record(user, "retry", run=run, target=f"run {run.pk}",
                      checkpoint_before=run.latest_checkpoint_id, checkpoint_after=run.latest_checkpoint_id)
         enqueue(run)
@@ -122,7 +123,7 @@ def _checkpoint_of(run: WorkflowRun, checkpoint_id: str) -> Checkpoint:
     return checkpoint
 
 
-def run_resume(run_id: Any, *, checkpoint_id: str, user: Any = None) -> WorkflowRun:
+def run_resume(run_id: RunId, *, checkpoint_id: str, user: Actor = None) -> WorkflowRun:
     """Continue the run from one of its checkpoints, as a new branch of its history.
 
     Supersteps after that checkpoint run again; the branch gets its own lineage id, so requests
@@ -153,7 +154,7 @@ def run_resume(run_id: Any, *, checkpoint_id: str, user: Any = None) -> Workflow
         run.save()
         record_events(
             run,
-            [status_event(run, RunStatus.QUEUED, by=username(user), action="resume",
+            [run_events.run_status(RunStatus.QUEUED, by=username(user), action="resume",
                            checkpoint_id=checkpoint.checkpoint_id, superstep=checkpoint.superstep)],
         )
         audit.record(user, "resume", run=run, target=f"run {run.pk}",
@@ -172,10 +173,10 @@ def _ensure_same_graph(workflow_name: str, checkpoint: Checkpoint) -> None:
 
 
 def run_fork(
-    run_id: Any,
+    run_id: RunId,
     *,
     checkpoint_id: str,
-    user: Any = None,
+    user: Actor = None,
     state: dict[str, Any] | None = None,
     executor_states: dict[str, dict[str, Any]] | None = None,
 ) -> WorkflowRun:
@@ -209,12 +210,13 @@ def run_fork(
             transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
         record_events(
             fork,
-            [status_event(fork, RunStatus.QUEUED, by=username(user), action="fork",
+            [run_events.run_status(RunStatus.QUEUED, by=username(user), action="fork",
                            parent_run=str(origin.pk), checkpoint_id=checkpoint.checkpoint_id,
                            edited=bool(state is not None or executor_states is not None))],
         )
-        record_events(origin, [{"type": "run_forked", "fork": str(fork.pk),
-                                "checkpoint_id": checkpoint.checkpoint_id, "by": username(user)}])
+        record_events(
+            origin, [run_events.run_forked(str(fork.pk), checkpoint.checkpoint_id, username(user))]
+        )
         audit.record(user, "fork", run=fork, target=f"fork of run {origin.pk}",
                      checkpoint_before=checkpoint.checkpoint_id, checkpoint_after=row.checkpoint_id,
                      details={"origin_run": str(origin.pk),
@@ -266,7 +268,7 @@ def _edited_checkpoint(
 
 
 
-def run_hold(run_id: Any, *, user: Any = None, hold: bool = True, reason: str = "") -> WorkflowRun:
+def run_hold(run_id: RunId, *, user: Actor = None, hold: bool = True, reason: str = "") -> WorkflowRun:
     """Put a run (and so every checkpoint of it) on legal hold, or release it; retention never
     deletes what is held."""
     action = "hold" if hold else "release"
@@ -277,6 +279,6 @@ def run_hold(run_id: Any, *, user: Any = None, hold: bool = True, reason: str = 
             raise Conflict(f"run {run.pk} is {'already' if hold else 'not'} on hold")
         run.on_hold, run.hold_reason = hold, (reason or "")[:500] if hold else ""
         run.save(update_fields=["on_hold", "hold_reason", "updated_at"])
-        record_events(run, [{"type": "run_hold" if hold else "run_released", "by": username(user), "reason": reason}])
+        record_events(run, [run_events.run_hold(hold, username(user), reason)])
         audit.record(user, action, run=run, target=f"run {run.pk}", details={"reason": reason})
     return run

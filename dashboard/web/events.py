@@ -13,29 +13,13 @@ import json
 from typing import Any
 
 from dashboard.models import RunEvent
+from dashboard.run_events import RUN_EVENT_KINDS
 from dashboard.web.display import readable, short_type_name
 from dashboard.web.timefmt import CreatedAtLabels
 
 __all__ = ["EventView", "describe_event", "event_views"]
 
 DETAILS_LIMIT = 4000
-# Events whose data says more than their one line (payloads, errors, reasons); the others'
-# data is exactly what the line says, and a "Data" toggle on every row is noise.
-_PLAIN = frozenset(
-    {
-        "executor_invoked",
-        "executor_completed",
-        "superstep_started",
-        "superstep_completed",
-        "checkpoint",
-        "status",
-        "started",
-        "run_forked",
-        "run_status",
-    }
-)
-
-
 @dataclasses.dataclass(frozen=True)
 class EventView(CreatedAtLabels):
     seq: int
@@ -88,7 +72,6 @@ def describe_event(event: RunEvent) -> EventView:
     elif kind == "executor_failed":
         details = data.get("details") or {}
         summary = f"{executor} failed{at_step}: {_text(details.get('message', ''))}"
-        tone = "danger"
     elif kind == "superstep_started":
         summary = f"Superstep {step} started"
     elif kind in ("superstep_completed", "checkpoint"):
@@ -105,7 +88,6 @@ def describe_event(event: RunEvent) -> EventView:
     elif kind == "request_info":
         wanted = short_type_name(str(data.get("response_type") or ""))
         summary = f"{executor} asks for a decision" + (f" ({wanted})" if wanted else "")
-        tone = "warning"
     elif kind == "approval_decided":
         summary = f"Request {data.get('decision', 'decided')} by {data.get('by') or 'someone'}"
         if data.get("reason"):
@@ -113,7 +95,8 @@ def describe_event(event: RunEvent) -> EventView:
         tone = "success" if data.get("decision") == "approved" else "danger"
     elif kind == "output":
         summary = f"Output: {_text(data.get('data'))}"
-        tone = "success"
+    elif kind == "intermediate":
+        summary = f"Intermediate output of {executor}: {_text(data.get('data'))}"
     elif kind == "run_forked":
         summary = (
             f"Forked into run {str(data.get('fork', ''))[:8]} by {data.get('by') or 'someone'}"
@@ -124,27 +107,41 @@ def describe_event(event: RunEvent) -> EventView:
     elif kind == "failed":
         details = data.get("details") or {}
         summary = f"Run failed: {_text(details.get('message', ''))}"
-        tone = "danger"
     elif kind == "warning":
         summary = f"Warning: {_text(data.get('data'))}"
-        tone = "warning"
+    elif kind == "error":
+        summary = f"Error: {_text(data.get('data'))}"
     elif kind == "run_recovered":
         summary = f"Recovered by another worker (attempt {data.get('attempt')})"
-        tone = "warning"
     elif kind == "run_requeued":
         summary = f"Queued again: {data.get('reason', '')}"
-        tone = "warning"
+    elif kind == "approval_vote":
+        verdict = "for" if data.get("approve") else "against"
+        summary = (
+            f"{data.get('by') or 'someone'} voted {verdict} request {data.get('request_id', '')} "
+            f"({data.get('approvals')}/{data.get('required')} approvals)"
+        )
+    elif kind == "approval_overdue":
+        summary = f"Request {data.get('request_id', '')} passed its deadline"
+    elif kind in ("run_hold", "run_released"):
+        what = "Put on hold" if kind == "run_hold" else "Released from hold"
+        summary = f"{what} by {data.get('by') or 'someone'}" + (
+            f": {_text(data['reason'])}" if data.get("reason") else ""
+        )
+    elif kind == "checkpoints_pruned":
+        summary = f"Retention deleted {data.get('count')} checkpoint(s) ({data.get('policy', '')})"
     elif kind == "started":
         summary = "Engine started"
     else:
         summary = kind.replace("_", " ").capitalize() + (f" · {executor}" if executor else "")
+    declared = RUN_EVENT_KINDS.get(kind)
     return EventView(
         seq=event.seq,
         type=kind,
         created_at=event.created_at,
         summary=summary,
-        tone=tone,
-        details="" if kind in _PLAIN else _details(data),
+        tone=tone or (declared.tone if declared else ""),
+        details="" if declared is not None and declared.plain else _details(data),
         link_run=link,
     )
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from dashboard.models import RunStatus, WorkflowRun
+from workflows import CheckpointKind
 from dashboard.web.timefmt import CreatedAtLabels
 
 __all__ = ["Branch", "Gap", "Item", "Timeline", "build_timeline", "duration_label"]
@@ -117,9 +118,9 @@ def build_timeline(
 
     def item(row: dict[str, Any]) -> Item:
         previous = by_id.get(row["previous_checkpoint_id"] or "")
-        kind = str(row.get("kind") or "superstep")
+        kind = str(row.get("kind") or CheckpointKind.SUPERSTEP)
         duration = None
-        if previous is not None and kind == "superstep":
+        if previous is not None and kind == CheckpointKind.SUPERSTEP:
             duration = row["created_at"] - previous["created_at"]
         entry = Item(
             checkpoint_id=row["checkpoint_id"],

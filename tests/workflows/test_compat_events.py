@@ -159,7 +159,7 @@ async def test_events_say_whether_the_framework_or_an_executor_emitted_them() ->
     assert origins["output"] == WorkflowEventSource.FRAMEWORK
     assert origins["executor_invoked"] == WorkflowEventSource.FRAMEWORK
     assert WorkflowEvent("custom").to_dict() == {"type": "custom"}
-    assert [e for e in result if e.type == "custom"][0].to_dict()["origin"] == "EXECUTOR"
+    assert next(e for e in result if e.type == "custom").to_dict()["origin"] == "EXECUTOR"
 
 
 async def test_an_executor_cannot_forge_output_or_lifecycle_events() -> None:

@@ -13,7 +13,13 @@ content-addressed parts (``split_checkpoint`` / ``join_checkpoint``, ``PartCache
 
 from ..codec import decode, dumps, encode, loads
 from ..registry import resolve_type_name
-from .document import PartCache, SplitCheckpoint, join_checkpoint, split_checkpoint, summarize_record
+from .document import (
+    PartCache,
+    SplitCheckpoint,
+    join_checkpoint,
+    split_checkpoint,
+    summarize_record,
+)
 from .file import FileCheckpointStorage
 from .memory import InMemoryCheckpointStorage
 from .protocol import CheckpointStorage, CheckpointSummary, SummaryStorage

@@ -1,0 +1,20 @@
+"""Who acts and which run: the types every service and selector signature uses for them.
+
+``Actor`` is whoever asks for an action: a signed-in user, an anonymous visitor (refused by
+every rule, and the refusal recorded) or ``None``, the system itself (workers, the lease
+sweeper, scheduled retention). ``RunId`` is a run's primary key as callers hold it: the model's
+UUID, or its text from a URL, a form or a task's arguments; text that is no UUID is simply no
+run (``NotFound``).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.auth.models import AnonymousUser, User
+
+__all__ = ["Actor", "RunId"]
+
+# Django's own User is this project's AUTH_USER_MODEL.
+type Actor = User | AnonymousUser | None
+type RunId = uuid.UUID | str
