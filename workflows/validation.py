@@ -140,8 +140,9 @@ def _log_dead_ends(graph: Graph) -> None:
     logger.info("executors with no outgoing edges (the graph's ends): %s", ends)
     for eid in ends:
         executor = graph.executors[eid]
-        sent = declared_output_types(executor)
-        # A sub-workflow that yields its child's outputs directly sends nothing on its edges.
+        # ``Any``/``object`` says "whatever", not a promise to send; and a sub-workflow that
+        # yields its child's outputs directly sends nothing on its edges.
+        sent = [t for t in declared_output_types(executor) or () if t not in (Any, object)]
         if sent and not getattr(executor, "allow_direct_output", False):
             logger.warning(
                 "executor %r declares it sends %s but has no outgoing edges: such messages are "

@@ -248,7 +248,8 @@ def test_a_last_executor_that_declares_messages_it_sends_builds_with_a_warning(
         WorkflowBuilder(start_executor=upper).add_fan_out_edges(upper, [worker, scorer]).build()
     warned = messages(caplog, logging.WARNING)
     assert any("'worker'" in m and "no outgoing edges" in m for m in warned)
-    assert any("'scorer'" in m and "no outgoing edges" in m for m in warned)
+    # WorkflowContext[Any, ...] promises nothing in particular: no warning for it.
+    assert not any("'scorer'" in m for m in warned)
     ends = messages(caplog, logging.INFO)
     assert any("'scorer'" in m and "'worker'" in m for m in ends)  # the dead-end info line
 
