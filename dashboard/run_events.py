@@ -107,12 +107,12 @@ class RunForked(TypedDict):
     type: Literal["run_forked"]
     fork: str
     checkpoint_id: str
-    by: str
+    by: str | None  # None: the system
 
 
 class RunHold(TypedDict):
     type: Literal["run_hold", "run_released"]
-    by: str
+    by: str | None  # None: the system
     reason: str
 
 
@@ -204,11 +204,11 @@ def run_requeued(reason: str) -> RunRequeued:
     return {"type": "run_requeued", "reason": reason}
 
 
-def run_forked(fork: str, checkpoint_id: str, by: str) -> RunForked:
+def run_forked(fork: str, checkpoint_id: str, by: str | None) -> RunForked:
     return {"type": "run_forked", "fork": fork, "checkpoint_id": checkpoint_id, "by": by}
 
 
-def run_hold(hold: bool, by: str, reason: str) -> RunHold:
+def run_hold(hold: bool, by: str | None, reason: str) -> RunHold:
     return {"type": "run_hold" if hold else "run_released", "by": by, "reason": reason}
 
 

@@ -1,4 +1,6 @@
-"""The JSON API under ``/api/``: ``views`` (parsing, serialization, one decorator for
-authentication, methods and service errors) and ``urls`` (its routes). Rules live in
-``dashboard.services``, reads in ``dashboard.selectors``.
+"""The JSON API under ``/api/``, on django-ninja: ``views`` (the operations), ``schemas`` (their
+request and response shapes), ``auth`` (bearer token or session with CSRF, then the checks every
+request gets), ``errors`` (one error format, the body parser) and ``urls`` (the ninja API and its
+OpenAPI document at ``/api/openapi.json``). Rules live in ``dashboard.services``, reads in
+``dashboard.selectors``.
 """

@@ -1,41 +1,87 @@
-"""The JSON API's routes, mounted under ``/api/`` by the root URLconf (dashboard/config/urls.py)."""
+"""The JSON API (django-ninja), mounted under ``/api/`` by the root URLconf
+(dashboard/config/urls.py), and its OpenAPI document at ``/api/openapi.json``.
+
+The document is generated from the operations in ``views.py`` and needs the same
+authentication as they do. No interactive docs page: ninja's Swagger page would need its
+``ninja`` app installed for its static files and has not been checked against our CSP; any
+OpenAPI viewer can read the document instead.
+"""
 
 from __future__ import annotations
 
-from django.urls import URLPattern, path
+import datetime as dt
+import functools
+from collections.abc import Callable
+from typing import Any
 
-from dashboard.api.views import (
-    approval_claim,
-    approval_decide,
-    approvals,
-    checkpoint_detail,
-    retention_prune,
-    run_cancel,
-    run_checkpoints,
-    run_detail,
-    run_events,
-    run_fork,
-    run_hold,
-    run_resume,
-    run_retry,
-    runs,
-    workflows,
+from django.http import HttpRequest, HttpResponse
+from django.urls import URLPattern, URLResolver, path
+from ninja import NinjaAPI
+from ninja.renderers import JSONRenderer
+from ninja.responses import NinjaJSONEncoder
+
+from dashboard import services
+from dashboard.api.auth import AUTH
+from dashboard.api.errors import (
+    AUTHENTICATION_REQUIRED,
+    JsonBodyParser,
+    MethodNotAllowed,
+    error_response,
+    install_error_handlers,
 )
+from dashboard.api.views import router
 
-urlpatterns: list[URLPattern] = [
-    path("workflows/", workflows, name="api-workflows"),
-    path("runs/", runs, name="api-runs"),
-    path("runs/<uuid:run_id>/", run_detail, name="api-run"),
-    path("runs/<uuid:run_id>/checkpoints/", run_checkpoints, name="api-run-checkpoints"),
-    path("runs/<uuid:run_id>/checkpoints/<str:checkpoint_id>/", checkpoint_detail, name="api-checkpoint"),
-    path("runs/<uuid:run_id>/events/", run_events, name="api-run-events"),
-    path("runs/<uuid:run_id>/resume/", run_resume, name="api-run-resume"),
-    path("runs/<uuid:run_id>/fork/", run_fork, name="api-run-fork"),
-    path("runs/<uuid:run_id>/cancel/", run_cancel, name="api-run-cancel"),
-    path("runs/<uuid:run_id>/retry/", run_retry, name="api-run-retry"),
-    path("approvals/", approvals, name="api-approvals"),
-    path("approvals/<str:request_id>/decide/", approval_decide, name="api-approval-decide"),
-    path("approvals/<str:request_id>/claim/", approval_claim, name="api-approval-claim"),
-    path("runs/<uuid:run_id>/hold/", run_hold, name="api-run-hold"),
-    path("retention/prune/", retention_prune, name="api-retention-prune"),
-]
+__all__ = ["api", "urlpatterns"]
+
+
+class _Encoder(NinjaJSONEncoder):
+    """Times with full precision and their offset (Django's encoder cuts to milliseconds)."""
+
+    def default(self, o: Any) -> Any:
+        if isinstance(o, dt.datetime):
+            return o.isoformat()
+        return super().default(o)
+
+
+class _Renderer(JSONRenderer):
+    encoder_class = _Encoder
+
+
+def _authenticated(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """The OpenAPI document answers GET, to the same callers as the operations it describes."""
+
+    @functools.wraps(view)
+    def inner(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            if request.method != "GET":  # first: only unsafe methods need a CSRF check
+                raise MethodNotAllowed(request.method or "", ["GET"])
+            if not any(auth(request) for auth in AUTH):
+                return error_response(401, AUTHENTICATION_REQUIRED)
+        except services.ServiceError as exc:
+            return error_response(exc.status, exc.message, exc.errors)
+        return view(request, *args, **kwargs)
+
+    return inner
+
+
+api = NinjaAPI(
+    title="Superstep",
+    version="1",
+    description=(
+        "Start, inspect and steer workflow runs; decide approval requests. Authenticate with "
+        "`Authorization: Bearer <token>` (`manage.py create_api_token`) or the dashboard's "
+        "session, which needs the `X-CSRFToken` header on POST. Every refusal is "
+        '`{"error": "...", "errors": {"field": "problem"}}`.'
+    ),
+    urls_namespace="api",
+    auth=AUTH,
+    parser=JsonBodyParser(),
+    renderer=_Renderer(),
+    openapi_url="/openapi.json",
+    docs_url=None,
+    docs_decorator=_authenticated,
+)
+install_error_handlers(api)
+api.add_router("", router)
+
+urlpatterns: list[URLPattern | URLResolver] = [path("", api.urls)]

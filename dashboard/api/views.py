@@ -1,371 +1,304 @@
-"""The JSON API: start, inspect, resume, fork, cancel and retry runs; list and decide approvals.
+"""The JSON API's operations: start, inspect, resume, fork, cancel and retry runs; list, claim
+and decide approvals; hold runs; prune checkpoints.
 
-Session or token authentication (``Authorization: Bearer <token>``, see
-``dashboard.access.tokens``). Routes are in ``urls.py`` beside this module. Bad
-input answers 400 with a message naming the field, unknown ids 404, illegal transitions 409
-(the message says why, e.g. who decided first). Views parse and serialize; ``services`` and
-``selectors`` do the rest.
+Each operation declares its parameters, body and every response it can give (schemas in
+``schemas.py``), so the OpenAPI document served at ``/api/openapi.json`` is generated from this
+code. Views parse and serialize; ``services`` and ``selectors`` do the rest. Authentication and
+the checks every request gets are in ``auth.py``, the error format in ``errors.py``.
 """
 
 from __future__ import annotations
 
-import functools
-import json
+import inspect
+import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.views.csrf import csrf_failure as django_csrf_failure
+from django.http import HttpRequest
+from ninja import Router
+from ninja.responses import Status
+from ninja.signature.utils import get_path_param_names
 
 from dashboard import selectors, services
+from dashboard.api.errors import MethodNotAllowed
+from dashboard.api.schemas import (
+    ApprovalOut,
+    ApprovalsOut,
+    CheckpointDetailOut,
+    CheckpointsOut,
+    ClaimIn,
+    DecideIn,
+    ErrorOut,
+    EventsOut,
+    ForkIn,
+    HoldIn,
+    NoBodyIn,
+    PruneIn,
+    PruneReportOut,
+    PruneReportsOut,
+    ResumeIn,
+    RunOut,
+    RunsOut,
+    RunStartIn,
+    WorkflowOut,
+    WorkflowsOut,
+    approval_out,
+    checkpoint_out,
+    event_out,
+    run_out,
+)
 from dashboard.checkpoints.storage import DjangoCheckpointStorage
 from dashboard.execution import registry
-from dashboard.models import ApprovalRequest, ApprovalStatus, Checkpoint, RunStatus, WorkflowRun
+from dashboard.models import ApprovalStatus, RunStatus, WorkflowRun
 
-__all__ = [
-    "api_view",
-    "approval_claim",
-    "approval_decide",
-    "approvals",
-    "checkpoint_detail",
-    "csrf_failure",
-    "retention_prune",
-    "run_cancel",
-    "run_checkpoints",
-    "run_detail",
-    "run_events",
-    "run_fork",
-    "run_hold",
-    "run_resume",
-    "run_retry",
-    "runs",
-    "workflows",
-]
+__all__ = ["MAX_LIMIT", "router"]
 
 MAX_LIMIT = 200
-View = Callable[..., HttpResponse]
+router = Router()
 
 
-def _error(status: int, message: str, errors: dict[str, str] | None = None) -> JsonResponse:
-    body: dict[str, Any] = {"error": message}
-    if errors:
-        body["errors"] = errors
-    return JsonResponse(body, status=status)
+def refusals(*statuses: int) -> dict[int, type[ErrorOut]]:
+    """The error responses an operation documents: every one may answer 400 (a NUL character
+    in the query), 401 and 403, plus ``statuses``."""
+    return {status: ErrorOut for status in (400, 401, 403, *statuses)}
 
 
-def api_view(*methods: str) -> Callable[[View], View]:
-    """Authentication, method check, JSON body parsing and service errors, for every view."""
-
-    def wrap(view: View) -> View:
-        @functools.wraps(view)
-        def inner(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            if not getattr(request.user, "is_authenticated", False):
-                return _error(401, "authentication required (session or Bearer token)")
-            # PostgreSQL text and jsonb cannot hold NUL: refuse it here, not with a DataError.
-            if "\x00" in request.path:
-                return _error(404, "no such resource (the path contains a NUL character)")
-            for key, value in request.GET.items():
-                if "\x00" in key or "\x00" in value:
-                    return _error(400, "parameters may not contain NUL characters",
-                                  {key.replace("\x00", "") or "query": "contains a NUL character"})
-            try:
-                services.require(request.user, "view", target=request.path)
-            except services.ServiceError as exc:
-                return _error(exc.status, exc.message)
-            if request.method not in methods:
-                return _error(405, f"method {request.method} not allowed; use {', '.join(methods)}")
-            body: Any = None
-            if request.method == "POST":
-                try:
-                    body = json.loads(request.body or b"{}")
-                except (ValueError, UnicodeDecodeError):
-                    return _error(400, "the request body is not valid JSON", {"body": "invalid JSON"})
-                except RecursionError:
-                    return _error(400, "the request body is nested too deeply", {"body": "nested too deeply"})
-                if not isinstance(body, dict):
-                    return _error(400, "the request body must be a JSON object", {"body": "not an object"})
-                field = _field_with_nul(body)
-                if field is not None:
-                    return _error(400, f"{field} may not contain NUL characters",
-                                  {field: "contains a NUL character"})
-            try:
-                return view(request, body, *args, **kwargs)
-            except services.ServiceError as exc:
-                return _error(exc.status, exc.message, exc.errors)
-
-        return inner
-
-    return wrap
+def _limit(limit: int) -> int:
+    return max(1, min(MAX_LIMIT, limit))
 
 
-def _field_with_nul(body: dict[str, Any]) -> str | None:
-    """The top-level field whose value holds a NUL character anywhere (keys included)."""
-    for name, value in body.items():
-        stack = [name, value]
-        while stack:
-            item = stack.pop()
-            if isinstance(item, str) and "\x00" in item:
-                return name.replace("\x00", "") or "body"
-            if isinstance(item, dict):
-                stack.extend(item.keys())
-                stack.extend(item.values())
-            elif isinstance(item, list):
-                stack.extend(item)
-    return None
-
-
-def _field(body: dict[str, Any], name: str, kind: type | tuple[type, ...], *, required: bool = True) -> Any:
-    if name not in body:
-        if required:
-            raise services.InvalidInput(f"{name} is required", errors={name: "required"})
-        return None
-    value = body[name]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        expected = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise services.InvalidInput(f"{name} must be a {expected}", errors={name: f"must be a {expected}"})
-    return value
-
-
-def _run_or_404(run_id: Any) -> WorkflowRun:
+def _run_or_404(run_id: uuid.UUID) -> WorkflowRun:
     run = selectors.run_get(run_id)
     if run is None:
         raise services.NotFound(f"no run with id {run_id}")
     return run
 
 
-# ------------------------------------------------------------------------------ serializers
+# ------------------------------------------------------------------------------- workflows
 
 
-def run_json(run: WorkflowRun) -> dict[str, Any]:
-    return {
-        "id": str(run.pk),
-        "workflow": run.workflow_name,
-        "status": run.status,
-        "input": run.input,
-        "output": run.output,
-        "error": {"type": run.error_type, "message": run.error_message, "traceback": run.traceback}
-        if run.status == RunStatus.FAILED
-        else None,
-        "current_superstep": run.current_superstep,
-        "latest_checkpoint_id": run.latest_checkpoint_id,
-        "parent_run_id": str(run.parent_run_id) if run.parent_run_id else None,
-        "origin_checkpoint_id": run.origin_checkpoint_id,
-        "created_by": run.created_by.get_username() if run.created_by else None,
-        "created_at": run.created_at.isoformat(),
-        "started_at": run.started_at.isoformat() if run.started_at else None,
-        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
-        "attempts": run.attempts,
-        "last_event_seq": run.last_event_seq,
-        "on_hold": run.on_hold,
-    }
+@router.get("/workflows/", response={200: WorkflowsOut, **refusals()}, url_name="workflows")
+def workflows(request: HttpRequest) -> WorkflowsOut:
+    """The registered workflows, with the JSON Schema of each one's input."""
+    return WorkflowsOut(workflows=[_workflow_out(name) for name in registry.names()])
 
 
-def checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
-    return {
-        "id": checkpoint.checkpoint_id,
-        "superstep": checkpoint.superstep,
-        "previous_checkpoint_id": checkpoint.previous_checkpoint_id,
-        "lineage": checkpoint.engine_run_id,
-        "graph_signature_hash": checkpoint.graph_signature_hash,
-        "size_bytes": checkpoint.size_bytes,
-        "pending_requests": checkpoint.pending_request_count,
-        "created_at": checkpoint.created_at.isoformat(),
-    }
+def _workflow_out(name: str) -> WorkflowOut:
+    workflow = registry.describe(name)
+    return WorkflowOut(
+        name=name,
+        description=workflow.description,
+        input_schema=registry.input_schema(name),
+        graph=workflow.to_dict(),
+    )
 
 
-def approval_json(approval: ApprovalRequest) -> dict[str, Any]:
-    return {
-        "request_id": approval.request_id,
-        "run_id": str(approval.run_id),
-        "workflow": approval.run.workflow_name,
-        "checkpoint_id": approval.checkpoint_id,
-        "executor_id": approval.executor_id,
-        "request_data": approval.request_data,
-        "response_type": approval.response_type,
-        "response_schema": approval.response_schema,
-        "status": approval.status,
-        "response": approval.response,
-        "reason": approval.reason,
-        "decided_by": approval.decided_by.get_username() if approval.decided_by else None,
-        "decided_at": approval.decided_at.isoformat() if approval.decided_at else None,
-        "created_at": approval.created_at.isoformat(),
-        "required_approvals": approval.required_approvals,
-        "claimed_by": approval.claimed_by.get_username() if approval.claimed_by else None,
-        "due_at": approval.due_at.isoformat() if approval.due_at else None,
-        "overdue": approval.overdue_at is not None,
-    }
+# ------------------------------------------------------------------------------------ runs
 
 
-def _limit(request: HttpRequest, default: int = 50) -> int:
-    try:
-        return max(1, min(MAX_LIMIT, int(request.GET.get("limit", default))))
-    except ValueError:
-        raise services.InvalidInput("limit must be an integer", errors={"limit": "not an integer"}) from None
+@router.get("/runs/", response={200: RunsOut, **refusals()}, url_name="runs")
+def run_list(
+    request: HttpRequest,
+    status: RunStatus | Literal[""] = "",
+    workflow: str = "",
+    limit: int = 50,
+) -> RunsOut:
+    """Runs, newest first, optionally of one status and workflow; ``limit`` is capped at 200."""
+    rows = selectors.run_list_full(status=status, workflow=workflow, limit=_limit(limit))
+    return RunsOut(runs=[run_out(run) for run in rows])
 
 
-# ------------------------------------------------------------------------------------ views
+@router.post("/runs/", response={201: RunOut, **refusals()}, url_name="run-start")
+def run_start(request: HttpRequest, payload: RunStartIn) -> Status[RunOut]:
+    """Start a run; it is queued (400 names the input field that does not fit)."""
+    run = services.run_start(workflow_name=payload.workflow, input=payload.input, user=request.user)
+    return Status(201, run_out(run))
 
 
-@api_view("GET")
-def workflows(request: HttpRequest, body: None) -> HttpResponse:
-    items = []
-    for name in registry.names():
-        workflow = registry.describe(name)
-        items.append(
-            {
-                "name": name,
-                "description": workflow.description,
-                "input_schema": registry.input_schema(name),
-                "graph": workflow.to_dict(),
-            }
-        )
-    return JsonResponse({"workflows": items})
+@router.get("/runs/{uuid:run_id}/", response={200: RunOut, **refusals(404)}, url_name="run")
+def run_detail(request: HttpRequest, run_id: uuid.UUID) -> RunOut:
+    return run_out(_run_or_404(run_id))
 
 
-@api_view("GET", "POST")
-def runs(request: HttpRequest, body: dict[str, Any] | None) -> HttpResponse:
-    if request.method == "POST":
-        assert body is not None
-        run = services.run_start(
-            workflow_name=_field(body, "workflow", str),
-            input=body.get("input", {}),
-            user=request.user,
-        )
-        return JsonResponse(run_json(run), status=201)
-    rows = WorkflowRun.objects.select_related("created_by").order_by("-created_at")
-    status = request.GET.get("status")
-    if status:
-        if status not in RunStatus.values:
-            raise services.InvalidInput(f"unknown status {status!r}", errors={"status": "unknown status"})
-        rows = rows.filter(status=status)
-    if request.GET.get("workflow"):
-        rows = rows.filter(workflow_name=request.GET["workflow"])
-    return JsonResponse({"runs": [run_json(r) for r in rows[: _limit(request)]]})
-
-
-@api_view("GET")
-def run_detail(request: HttpRequest, body: None, run_id: str) -> HttpResponse:
-    return JsonResponse(run_json(_run_or_404(run_id)))
-
-
-@api_view("GET")
-def run_checkpoints(request: HttpRequest, body: None, run_id: str) -> HttpResponse:
+@router.get(
+    "/runs/{uuid:run_id}/checkpoints/",
+    response={200: CheckpointsOut, **refusals(404)},
+    url_name="run-checkpoints",
+)
+def run_checkpoints(request: HttpRequest, run_id: uuid.UUID) -> CheckpointsOut:
+    """The run's checkpoints in the order they were written, without their documents."""
     run = _run_or_404(run_id)
-    return JsonResponse({"checkpoints": [checkpoint_json(c) for c in selectors.run_checkpoints(run)]})
+    return CheckpointsOut(checkpoints=[checkpoint_out(c) for c in selectors.run_checkpoints(run)])
 
 
-@api_view("GET")
-def checkpoint_detail(request: HttpRequest, body: None, run_id: str, checkpoint_id: str) -> HttpResponse:
+@router.get(
+    "/runs/{uuid:run_id}/checkpoints/{checkpoint_id}/",
+    response={200: CheckpointDetailOut, **refusals(404)},
+    url_name="checkpoint",
+)
+def checkpoint_detail(
+    request: HttpRequest, run_id: uuid.UUID, checkpoint_id: str
+) -> CheckpointDetailOut:
+    """One checkpoint, its document decoded with the workflow's types."""
     run = _run_or_404(run_id)
-    checkpoint = Checkpoint.objects.filter(run=run, checkpoint_id=checkpoint_id).first()
+    checkpoint = selectors.checkpoint_get(run.pk, checkpoint_id)
     if checkpoint is None:
         raise services.NotFound(f"run {run.pk} has no checkpoint {checkpoint_id!r}")
-    registry.describe(run.workflow_name)
+    registry.describe(run.workflow_name)  # registers the workflow's types with the codec
     document = DjangoCheckpointStorage().decode(checkpoint.document).to_dict()
-    return JsonResponse({**checkpoint_json(checkpoint), "document": document})
+    return CheckpointDetailOut(**checkpoint_out(checkpoint).model_dump(), document=document)
 
 
-@api_view("GET")
-def run_events(request: HttpRequest, body: None, run_id: str) -> HttpResponse:
+@router.get(
+    "/runs/{uuid:run_id}/events/", response={200: EventsOut, **refusals(404)}, url_name="run-events"
+)
+def run_events(request: HttpRequest, run_id: uuid.UUID, after: int = 0, limit: int = 500) -> EventsOut:
+    """Events with ``seq > after`` in order (at most ``limit``, capped at 200), and the last seq."""
     run = _run_or_404(run_id)
-    try:
-        after = max(0, int(request.GET.get("after", 0)))
-    except ValueError:
-        raise services.InvalidInput("after must be an integer", errors={"after": "not an integer"}) from None
-    rows = selectors.run_events_after(run.pk, after, limit=_limit(request, 500))
-    events = [{"seq": e.seq, "type": e.type, "data": e.data, "created_at": e.created_at.isoformat()} for e in rows]
-    return JsonResponse({"events": events, "last_seq": run.last_event_seq})
+    rows = selectors.run_events_after(run.pk, max(0, after), limit=_limit(limit))
+    return EventsOut(events=[event_out(e) for e in rows], last_seq=run.last_event_seq)
 
 
-@api_view("POST")
-def run_resume(request: HttpRequest, body: dict[str, Any], run_id: str) -> HttpResponse:
-    run = services.run_resume(run_id, checkpoint_id=_field(body, "checkpoint_id", str), user=request.user)
-    return JsonResponse(run_json(run), status=202)
+@router.post(
+    "/runs/{uuid:run_id}/resume/",
+    response={202: RunOut, **refusals(404, 409)},
+    url_name="run-resume",
+)
+def run_resume(request: HttpRequest, run_id: uuid.UUID, payload: ResumeIn) -> Status[RunOut]:
+    """Run again from one of the run's checkpoints (409 while it is queued or running)."""
+    run = services.run_resume(run_id, checkpoint_id=payload.checkpoint_id, user=request.user)
+    return Status(202, run_out(run))
 
 
-@api_view("POST")
-def run_fork(request: HttpRequest, body: dict[str, Any], run_id: str) -> HttpResponse:
+@router.post(
+    "/runs/{uuid:run_id}/fork/", response={201: RunOut, **refusals(404, 409)}, url_name="run-fork"
+)
+def run_fork(request: HttpRequest, run_id: uuid.UUID, payload: ForkIn) -> Status[RunOut]:
+    """A new run from one of this run's checkpoints, optionally with edited state."""
     fork = services.run_fork(
         run_id,
-        checkpoint_id=_field(body, "checkpoint_id", str),
-        state=_field(body, "state", dict, required=False),
-        executor_states=_field(body, "executor_states", dict, required=False),
+        checkpoint_id=payload.checkpoint_id,
+        state=payload.state,
+        executor_states=payload.executor_states,
         user=request.user,
     )
-    return JsonResponse(run_json(fork), status=201)
+    return Status(201, run_out(fork))
 
 
-@api_view("POST")
-def run_cancel(request: HttpRequest, body: dict[str, Any], run_id: str) -> HttpResponse:
-    return JsonResponse(run_json(services.run_cancel(run_id, user=request.user)))
+@router.post(
+    "/runs/{uuid:run_id}/cancel/",
+    response={200: RunOut, **refusals(404, 409)},
+    url_name="run-cancel",
+)
+def run_cancel(request: HttpRequest, run_id: uuid.UUID, payload: NoBodyIn | None = None) -> RunOut:
+    """Cancel a run that has not finished (409 once it has)."""
+    return run_out(services.run_cancel(run_id, user=request.user))
 
 
-@api_view("POST")
-def run_retry(request: HttpRequest, body: dict[str, Any], run_id: str) -> HttpResponse:
-    return JsonResponse(run_json(services.run_retry(run_id, user=request.user)), status=202)
+@router.post(
+    "/runs/{uuid:run_id}/retry/", response={202: RunOut, **refusals(404, 409)}, url_name="run-retry"
+)
+def run_retry(
+    request: HttpRequest, run_id: uuid.UUID, payload: NoBodyIn | None = None
+) -> Status[RunOut]:
+    """Queue a failed run again (409 unless it failed)."""
+    return Status(202, run_out(services.run_retry(run_id, user=request.user)))
 
 
-@api_view("GET")
-def approvals(request: HttpRequest, body: None) -> HttpResponse:
-    status = request.GET.get("status", ApprovalStatus.PENDING)
-    if status not in ApprovalStatus.values:
-        raise services.InvalidInput(f"unknown status {status!r}", errors={"status": "unknown status"})
-    rows = (
-        ApprovalRequest.objects.filter(status=status)
-        .select_related("run", "decided_by")
-        .order_by("created_at" if status == ApprovalStatus.PENDING else "-decided_at")
-    )
-    return JsonResponse({"approvals": [approval_json(a) for a in rows[: _limit(request)]]})
+@router.post(
+    "/runs/{uuid:run_id}/hold/", response={200: RunOut, **refusals(404, 409)}, url_name="run-hold"
+)
+def run_hold(request: HttpRequest, run_id: uuid.UUID, payload: HoldIn | None = None) -> RunOut:
+    """Put a run on hold (or release it with ``hold: false``); 409 if it already is (or is not)."""
+    body = payload or HoldIn()
+    run = services.run_hold(run_id, user=request.user, hold=body.hold, reason=body.reason)
+    return run_out(run)
 
 
-@api_view("POST")
-def approval_decide(request: HttpRequest, body: dict[str, Any], request_id: str) -> HttpResponse:
-    decision = _field(body, "decision", str)
-    if decision not in ("approve", "reject"):
-        raise services.InvalidInput("decision must be approve or reject", errors={"decision": "approve or reject"})
+# ------------------------------------------------------------------------------- approvals
+
+
+@router.get("/approvals/", response={200: ApprovalsOut, **refusals()}, url_name="approvals")
+def approvals(
+    request: HttpRequest, status: ApprovalStatus = ApprovalStatus.PENDING, limit: int = 50
+) -> ApprovalsOut:
+    """Requests in one status: pending ones oldest first, the others latest decided first."""
+    rows = selectors.approvals_by_status(status, limit=_limit(limit))
+    return ApprovalsOut(approvals=[approval_out(a) for a in rows])
+
+
+@router.post(
+    "/approvals/{request_id}/decide/",
+    response={200: ApprovalOut, **refusals(404, 409)},
+    url_name="approval-decide",
+)
+def approval_decide(request: HttpRequest, request_id: str, payload: DecideIn) -> ApprovalOut:
+    """Approve (with a ``response`` fitting the request's ``response_schema``) or reject;
+    409 names who decided first."""
     approval = services.approval_decide(
         request_id,
         user=request.user,
-        approved=decision == "approve",
-        response=body.get("response"),
-        reason=_field(body, "reason", str, required=False) or "",
+        approved=payload.decision == "approve",
+        response=payload.response,
+        reason=payload.reason,
     )
-    return JsonResponse(approval_json(approval))
+    return approval_out(approval)
 
 
-@api_view("POST")
-def approval_claim(request: HttpRequest, body: dict[str, Any], request_id: str) -> HttpResponse:
-    release = _field(body, "release", bool, required=False) or False
-    return JsonResponse(approval_json(services.approval_claim(request_id, user=request.user, release=release)))
+@router.post(
+    "/approvals/{request_id}/claim/",
+    response={200: ApprovalOut, **refusals(404, 409)},
+    url_name="approval-claim",
+)
+def approval_claim(
+    request: HttpRequest, request_id: str, payload: ClaimIn | None = None
+) -> ApprovalOut:
+    """Claim a pending request (or give it back with ``release: true``)."""
+    release = payload.release if payload else False
+    return approval_out(services.approval_claim(request_id, user=request.user, release=release))
 
 
-@api_view("POST")
-def run_hold(request: HttpRequest, body: dict[str, Any], run_id: str) -> HttpResponse:
-    hold = _field(body, "hold", bool, required=False)
-    run = services.run_hold(
-        run_id,
-        user=request.user,
-        hold=True if hold is None else hold,
-        reason=_field(body, "reason", str, required=False) or "",
+# ------------------------------------------------------------------------------- retention
+
+
+@router.post(
+    "/retention/prune/", response={200: PruneReportsOut, **refusals(404)}, url_name="retention-prune"
+)
+def retention_prune(request: HttpRequest, payload: PruneIn | None = None) -> PruneReportsOut:
+    """Apply one retention policy by name, or every enabled one (``dry_run`` deletes nothing)."""
+    body = payload or PruneIn(policy=None)
+    reports = services.checkpoint_prune(policy=body.policy, dry_run=body.dry_run, user=request.user)
+    return PruneReportsOut(reports=[PruneReportOut(**r.as_dict()) for r in reports])
+
+
+# --------------------------------------------------------------------------- other methods
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE")
+
+
+def _method_not_allowed(path: str, allowed: list[str]) -> Callable[..., Any]:
+    def method_not_allowed(request: HttpRequest, **path_params: Any) -> None:
+        raise MethodNotAllowed(request.method or "", allowed)
+
+    # ninja reads the path parameters from the signature and warns about any it lacks.
+    names = sorted(get_path_param_names(path))
+    method_not_allowed.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=Any) for n in names]
     )
-    return JsonResponse(run_json(run))
+    return method_not_allowed
 
 
-@api_view("POST")
-def retention_prune(request: HttpRequest, body: dict[str, Any]) -> HttpResponse:
-    reports = services.checkpoint_prune(
-        policy=_field(body, "policy", str, required=False),
-        dry_run=_field(body, "dry_run", bool, required=False) or False,
-        user=request.user,
-    )
-    return JsonResponse({"reports": [r.as_dict() for r in reports]})
+def _refuse_other_methods() -> None:
+    """A method a path does not serve is refused with 405 in the API's format, after
+    authentication and ``admit`` like any request (ninja's own 405 is text, and comes first)."""
+    for path, path_view in list(router.path_operations.items()):
+        served = {method for operation in path_view.operations for method in operation.methods}
+        allowed = [m for m in _METHODS if m in served]
+        others = [m for m in _METHODS if m not in served]
+        router.add_api_operation(
+            path, others, _method_not_allowed(path, allowed), include_in_schema=False
+        )
 
 
-def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
-    """The API answers a refused CSRF check in JSON like every other refusal (pages keep
-    Django's page). Anonymous callers are told to authenticate first."""
-    if not request.path.startswith("/api/"):
-        return django_csrf_failure(request, reason)
-    if not getattr(request.user, "is_authenticated", False):
-        return _error(401, "authentication required (session or Bearer token)")
-    return _error(403, f"CSRF check failed ({reason}); send the X-CSRFToken header or use a Bearer token")
+_refuse_other_methods()

@@ -1,68 +1,134 @@
-"""Delivering approval notifications: email through Django's backend, and webhooks signed with
-an HMAC-SHA256 of the body (header ``X-Superstep-Signature: sha256=<hex>``).
+"""Delivering approval notifications: email through Django's backend, and webhooks signed per
+the Standard Webhooks spec (https://www.standardwebhooks.com/, the ``standardwebhooks``
+package): headers ``webhook-id`` (the same on every retry of one notification),
+``webhook-timestamp`` (the attempt's Unix time) and ``webhook-signature``
+(``v1,<base64 HMAC-SHA256 of "id.timestamp.body">``). README.md, "Webhooks", says how a
+receiver verifies them.
 
 Rows are written by services in the transaction that raised the request; delivery is a Celery
 task enqueued after commit (``dashboard.approvals.tasks``), and a failed attempt is retried with
 backoff by the periodic sweep.
+
+One delivery is three steps, and the email or HTTP call happens with no transaction open (a
+slow receiver must not hold a row lock or a SQLite write lock for up to the timeout):
+
+1. ``claim``: one conditional UPDATE marks the row in flight with a fresh token, valid for
+   ``CLAIM_SECONDS``; a second worker finds it claimed and does nothing.
+2. send.
+3. ``_record``: an UPDATE guarded by the token stores the outcome.
+
+A worker that dies between 1 and 3 leaves a claim that expires; the retry sweep then sends the
+notification again (at least once, same ``webhook-id``, so receivers can drop the duplicate).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import hmac
 import json
+import logging
 import urllib.error
 import urllib.request
+import uuid
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.mail import send_mail
-from django.db import transaction
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
+from standardwebhooks import Webhook
 
 from dashboard.models import ApprovalRule, Notification
 
-__all__ = ["deliver", "due_for_retry", "sign"]
+__all__ = ["Claim", "claim", "deliver", "due_for_retry", "signed_headers"]
+
+logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 8
 WEBHOOK_TIMEOUT_SECONDS = 10
+# How long an attempt owns its notification. Well past the webhook timeout (and a mail
+# server's usual one), so a live attempt is never taken over; a dead one is retried after it.
+CLAIM_SECONDS = 120
+SECRET_PREFIX = "whsec_"
 
 
-def sign(secret: str, body: bytes) -> str:
-    return "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """The attempt in flight: the notification it owns and its token."""
+
+    notification_id: int
+    token: str
 
 
 def deliver(notification_id: int) -> bool:
     """Try to send one notification; True once it is sent. Idempotent: a sent one is skipped,
-    and a row is locked while it is being sent so two workers never send it twice."""
-    with transaction.atomic():
-        # of=("self",): lock only this row. Locking the joined request and run too would make
-        # SKIP LOCKED skip the notification whenever a worker holds the run row (or a sibling
-        # notification of the same request is being sent), leaving it for a retry sweep.
-        note = (
-            Notification.objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related("request__run")
-            .filter(pk=notification_id, sent_at__isnull=True)
-            .first()
+    and one being sent by another worker is left to it, so two workers never both send it."""
+    attempt = claim(notification_id)
+    if attempt is None:
+        return False
+    note = Notification.objects.select_related("request__run").get(pk=notification_id)
+    try:
+        _send(note)
+    except Exception as exc:  # noqa: BLE001 -- any transport failure: record it, retry later
+        error = f"{type(exc).__name__}: {exc}"[:2000]
+        backoff = dt.timedelta(seconds=min(3600, 5 * 2**note.attempts))
+        _record(attempt, last_error=error, next_attempt_at=timezone.now() + backoff)
+        return False
+    return _record(attempt, sent_at=timezone.now())
+
+
+def claim(notification_id: int, *, now: dt.datetime | None = None) -> Claim | None:
+    """Mark an unsent notification in flight, unless another attempt holds a live claim.
+
+    One UPDATE, so one short transaction: PostgreSQL re-checks its conditions after waiting
+    for a concurrent claim, and SQLite has one writer; either way one worker wins. The
+    attempt is counted now, so a worker that dies mid-send still uses up an attempt, and
+    ``next_attempt_at`` moves to the claim's expiry so the retry sweep leaves it alone until
+    then. The first claim also fixes the notification's ``webhook-id``.
+    """
+    now = now or timezone.now()
+    token = uuid.uuid4().hex
+    until = now + dt.timedelta(seconds=CLAIM_SECONDS)
+    claimed = (
+        Notification.objects.filter(pk=notification_id, sent_at__isnull=True)
+        .filter(Q(claim_token="") | Q(claimed_until__lt=now))
+        .update(
+            claim_token=token,
+            claimed_until=until,
+            next_attempt_at=until,
+            attempts=F("attempts") + 1,
+            message_id=Case(
+                When(message_id="", then=Value(f"msg_{uuid.uuid4().hex}")),
+                default=F("message_id"),
+            ),
         )
-        if note is None:
-            return False
-        try:
-            _send(note)
-        except Exception as exc:  # any transport failure: record it and retry later
-            note.attempts += 1
-            note.last_error = f"{type(exc).__name__}: {exc}"[:2000]
-            note.next_attempt_at = timezone.now() + dt.timedelta(seconds=min(3600, 5 * 2**note.attempts))
-            note.save(update_fields=["attempts", "last_error", "next_attempt_at"])
-            return False
-        note.attempts += 1
-        note.sent_at = timezone.now()
-        note.save(update_fields=["attempts", "sent_at"])
-        return True
+    )
+    return Claim(notification_id, token) if claimed else None
+
+
+def _record(
+    attempt: Claim,
+    *,
+    sent_at: dt.datetime | None = None,
+    last_error: str | None = None,
+    next_attempt_at: dt.datetime | None = None,
+) -> bool:
+    """Store an attempt's outcome and release its claim; False if the claim was lost."""
+    outcome: dict[str, object] = {"claim_token": "", "claimed_until": None}
+    if sent_at is not None:
+        outcome["sent_at"] = sent_at
+    if last_error is not None:
+        outcome.update(last_error=last_error, next_attempt_at=next_attempt_at)
+    recorded = Notification.objects.filter(
+        pk=attempt.notification_id, claim_token=attempt.token
+    ).update(**outcome)
+    if not recorded:
+        # Only after CLAIM_SECONDS: another attempt took over and will send (again).
+        logger.warning("notification %s: claim expired before its outcome was recorded",
+                       attempt.notification_id)
+    return bool(recorded) and sent_at is not None
 
 
 def _send(note: Notification) -> None:
-    body = json.dumps(note.payload, sort_keys=True, separators=(",", ":")).encode("utf-8")
     if note.kind == Notification.EMAIL:
         subject = {
             "approval_raised": "Approval needed",
@@ -75,26 +141,48 @@ def _send(note: Notification) -> None:
             [note.target],
         )
         return
+    body = json.dumps(note.payload, sort_keys=True, separators=(",", ":"))
     rule = ApprovalRule.objects.filter(workflow_name=note.request.run.workflow_name).first()
-    secret = rule.webhook_secret if rule is not None else ""
     request = urllib.request.Request(
         note.target,
-        data=body,
+        data=body.encode("utf-8"),
         method="POST",
         headers={
             "Content-Type": "application/json",
             "X-Superstep-Event": note.event,
-            "X-Superstep-Delivery": str(note.pk),
-            "X-Superstep-Signature": sign(secret, body),
+            **signed_headers(
+                rule.webhook_secret if rule is not None else "",
+                message_id=note.message_id,
+                body=body,
+                timestamp=timezone.now(),
+            ),
         },
     )
-    with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT_SECONDS) as answer:  # noqa: S310
+    with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT_SECONDS) as answer:
         if not 200 <= answer.status < 300:
             raise urllib.error.HTTPError(note.target, answer.status, "not 2xx", answer.headers, None)
 
 
+def signed_headers(secret: str, *, message_id: str, body: str, timestamp: dt.datetime) -> dict[str, str]:
+    """The Standard Webhooks headers for one attempt; no signature without a secret.
+
+    A ``whsec_<base64>`` secret is the spec's form; any other text is used as the key's raw
+    UTF-8 bytes, so secrets set before the spec was adopted keep working (a receiver passes
+    those bytes to its library instead of the string).
+    """
+    headers = {
+        "webhook-id": message_id,
+        "webhook-timestamp": str(int(timestamp.timestamp())),
+    }
+    if secret:
+        key: str | bytes = secret if secret.startswith(SECRET_PREFIX) else secret.encode("utf-8")
+        headers["webhook-signature"] = Webhook(key).sign(message_id, timestamp, body)
+    return headers
+
+
 def due_for_retry() -> list[int]:
-    """Unsent notifications whose next attempt is due (the periodic sweep re-enqueues them)."""
+    """Unsent notifications whose next attempt is due (the periodic sweep re-enqueues them):
+    failed ones whose backoff elapsed, and in-flight ones whose claim expired."""
     return list(
         Notification.objects.filter(
             sent_at__isnull=True, attempts__lt=MAX_ATTEMPTS, next_attempt_at__lte=timezone.now()

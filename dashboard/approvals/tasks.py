@@ -1,4 +1,6 @@
-"""Celery tasks that deliver approval notifications, and the periodic retry of failed ones.
+"""Celery tasks that deliver approval notifications, and the periodic retry of failed ones
+(published by Celery beat in production, run on a thread in embedded mode; once per period
+either way, through ``dashboard.execution.periodic``).
 
 ``enqueue_delivery`` is the notification sender that ``DashboardConfig.ready()`` plugs into
 ``services.dispatch``: services write ``Notification`` rows in the transaction that raised the
@@ -10,11 +12,13 @@ from __future__ import annotations
 from celery import shared_task
 
 from dashboard.approvals import notifications
+from dashboard.execution import periodic
 from dashboard.execution.embedded import enqueue, enqueue_on_commit, register_periodic
+from dashboard.execution.schedule import PERIODIC_JOBS
 
-__all__ = ["deliver_notification", "enqueue_delivery"]
+__all__ = ["deliver_notification", "enqueue_delivery", "retry_notifications"]
 
-RETRY_NOTIFICATIONS_EVERY_SECONDS = 30.0
+RETRY_NOTIFICATIONS = PERIODIC_JOBS["retry-notifications"]
 
 
 @shared_task(name="dashboard.deliver_notification", acks_late=True, ignore_result=True)
@@ -28,11 +32,22 @@ def enqueue_delivery(notification_id: int) -> None:
     enqueue_on_commit(deliver_notification, notification_id)
 
 
-def _retry_notifications() -> None:
-    for notification_id in notifications.due_for_retry():
+def _retry_notifications() -> list[int]:
+    due = notifications.due_for_retry()
+    for notification_id in due:
         enqueue(deliver_notification, notification_id)
+    return due
+
+
+@shared_task(name=RETRY_NOTIFICATIONS.task, ignore_result=True)
+def retry_notifications() -> list[int]:
+    """Enqueue the notifications due for another attempt (once per period)."""
+    _, due = periodic.run_once_per_period(
+        RETRY_NOTIFICATIONS.name, RETRY_NOTIFICATIONS.every, _retry_notifications
+    )
+    return due or []
 
 
 register_periodic(
-    "retry-notifications", every=RETRY_NOTIFICATIONS_EVERY_SECONDS, func=_retry_notifications
+    RETRY_NOTIFICATIONS.name, every=RETRY_NOTIFICATIONS.every, func=_retry_notifications
 )

@@ -18,7 +18,6 @@ deleting checkpoints and reviewing their uses) only costs space: it is never a m
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connections
@@ -132,8 +131,8 @@ def release_unused_uses(
 
 
 def release_uses_of_gone_lineages(
-    limit: int, *, after: Any = None, using: str = "default"
-) -> tuple[int, Any]:
+    limit: int, *, after: int | None = None, using: str = "default"
+) -> tuple[int, int | None]:
     """Delete up to ``limit`` use rows whose lineage has no checkpoint left at all (a run
     deleted whole, by retention or by hand), looking past the use row ``after``.
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import IntegrityError, connections, transaction
-from django.db.models import ProtectedError, RestrictedError
+from django.db.models import ProtectedError, QuerySet, RestrictedError
 
 from dashboard.checkpoints.async_connection import AsyncDatabase
 from dashboard.checkpoints.blob_uses import collect_unused_blobs, ref_digests, release_unused_uses
@@ -163,7 +163,7 @@ class DjangoCheckpointStorage:
 
         return join_checkpoint(record, blob)
 
-    def _rows(self, workflow_name: str | None, run_id: str | None) -> Any:
+    def _rows(self, workflow_name: str | None, run_id: str | None) -> QuerySet[Checkpoint]:
         rows = Checkpoint.objects.using(self.using).all()
         if workflow_name is not None:
             rows = rows.filter(workflow_name=workflow_name)

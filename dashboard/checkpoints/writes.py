@@ -12,11 +12,13 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import threading
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from django.db import connections, transaction
+from django.db.backends.utils import CursorWrapper
 
 from dashboard.checkpoints.async_connection import AsyncDatabase
 from dashboard.models import Checkpoint, CheckpointBlob, CheckpointBlobUse
@@ -145,7 +147,7 @@ def _save_statement(
     return _upsert_statement(bool(new_blobs), len(digests)), params
 
 
-def _row_values(piece: SplitCheckpoint, run_id: Any) -> dict[str, Any]:
+def _row_values(piece: SplitCheckpoint, run_id: uuid.UUID | None) -> dict[str, Any]:
     """The checkpoint row's columns (``document`` is the record; the statement sends its
     already-written JSON text instead)."""
     record = piece.record
@@ -195,7 +197,7 @@ async def save_split_async(piece: SplitCheckpoint, database: AsyncDatabase) -> i
     return len(piece.record_text) + sum(len(text) for text in new_blobs.values())
 
 
-def _binding_cursor(using: str) -> Any:
+def _binding_cursor(using: str) -> CursorWrapper:
     """A Django cursor (error wrapping, query logging) over a server-side binding psycopg
     cursor, so psycopg prepares the statement (``prepare_threshold`` in the database
     OPTIONS, set by ``settings.database_from_url``). Django's own cursors bind client-side:
@@ -208,15 +210,18 @@ def _binding_cursor(using: str) -> Any:
     db.ensure_connection()
     db.validate_thread_sharing()
     with db.wrap_database_errors:
-        cursor = ServerBindingCursor(db.connection)
-    return db.make_debug_cursor(cursor) if db.queries_logged else db.make_cursor(cursor)
+        # django-stubs declares neither psycopg's cursor constructor nor that make_cursor
+        # takes a DB-API cursor.
+        cursor = ServerBindingCursor(db.connection)  # type: ignore[call-arg]
+    wrap = db.make_debug_cursor if db.queries_logged else db.make_cursor
+    return wrap(cursor)  # type: ignore[arg-type]
 
 
 def save_split(
     piece: SplitCheckpoint,
     *,
     using: str = "default",
-    run_id: Any = None,
+    run_id: uuid.UUID | None = None,
     after: Callable[[Checkpoint], None] | None = None,
     trust_known_blobs: bool = True,
 ) -> Checkpoint:

@@ -1,9 +1,16 @@
-"""The Celery application: ``celery -A dashboard worker`` (production mode only).
+"""The Celery application: ``celery -A dashboard worker`` and ``celery -A dashboard beat``
+(production mode only).
 
 Configured from Django settings under the ``CELERY_`` prefix (see dashboard/config/settings.py
 for why acks are late, prefetch is one and only JSON is accepted). The task modules are
 ``dashboard.execution.tasks`` and ``dashboard.approvals.tasks``, named below and also imported by
 ``DashboardConfig.ready()``, so every process Django runs in knows them.
+
+``beat_schedule`` publishes the periodic jobs of ``dashboard.execution.schedule`` (lease
+sweeper, approval deadlines, notification retries, retention). Celery's own scheduler, not
+django-celery-beat (which pins an older Django): the schedule is code, and exactly-once per
+period comes from a database claim each task makes (``dashboard.execution.periodic``), so a
+second beat process or a message delivered twice runs nothing twice.
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ import os
 from typing import Any
 
 from celery import Celery
+
+from dashboard.execution.schedule import PERIODIC_JOBS
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.config.settings")
 
@@ -38,3 +47,12 @@ class SuperstepCelery(Celery):
 app = SuperstepCelery("dashboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["dashboard.execution", "dashboard.approvals"])
+app.conf.beat_schedule = {
+    job.name: {
+        "task": job.task,
+        "schedule": job.every,
+        # A sweep still queued when the next one is due is worth nothing: drop it.
+        "options": {"expires": job.every},
+    }
+    for job in PERIODIC_JOBS.values()
+}

@@ -16,16 +16,23 @@ Environment variables: ``DATABASE_URL``, ``REDIS_URL``, ``SECRET_KEY``, ``DEBUG`
 ``SECURE_SSL_REDIRECT``, ``SECURE_HSTS_SECONDS``, ``SECURE_HSTS_PRELOAD``, ``STATIC_ROOT``,
 ``DATABASE_CONN_MAX_AGE``, ``LOG_LEVEL``, ``SUPERSTEP_EMBEDDED_WORKERS``,
 ``SUPERSTEP_BACKGROUND_SERVICES``, ``SUPERSTEP_LEASE_SECONDS``, ``SUPERSTEP_DEMO``.
+
+Variables are read with ``environs`` and ``DATABASE_URL`` is parsed by ``dj-database-url``. Ours
+on top, and why: ``env_bool`` keeps the documented four words a side (environs would also read
+"y"/"t"/"n"/"f") and turns any refusal into ``ImproperlyConfigured`` naming the variable;
+``env_int`` keeps a blank value meaning the default; ``database_from_url`` adds what the parser
+does not do (see its docstring).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
+import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from environs import Env, EnvError
 
 from dashboard.demo import DEMO_WORKFLOWS
 from dashboard.web import csp as _web_csp
@@ -33,38 +40,48 @@ from dashboard.web import csp as _web_csp
 # The repository: manage.py, templates/, static/ and var/ live here (this file is dashboard/config/).
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
+# Only the process environment: no .env file is read (deployments inject variables; a stray
+# file in the working directory must not change a production setting).
+env = Env(eager=True)
+
+
+def _spellings(words: tuple[str, ...]) -> set[str]:
+    return {spelling for word in words for spelling in (word, word.upper(), word.title())}
+
+
+# environs' own vocabulary also accepts "y"/"n"/"t"/"f"; ours stays the documented four words
+# a side (an empty value is "off"), so a one-letter typo is refused rather than read.
+_TRUE = _spellings(("1", "true", "yes", "on"))
+_FALSE = _spellings(("0", "false", "no", "off")) | {""}
 
 
 def env_bool(name: str, default: bool) -> bool:
     """Read a boolean; a typo such as ``DEBUG=flase`` is an error, not silently "off"."""
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use 1/0, true/false)")
+    try:
+        # environs hands extra keywords to its marshmallow Boolean field; its stubs omit them.
+        value: bool = env.bool(name, default, truthy=_TRUE, falsy=_FALSE)  # type: ignore[call-overload]
+    except EnvError as exc:
+        raise ImproperlyConfigured(
+            f"{name}={env.str(name)!r} is not a boolean (use 1/0, true/false)"
+        ) from exc
+    return value
 
 
 def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
+    """Read an integer; unset or blank means ``default``, anything else must be a whole number."""
+    if not env.str(name, "").strip():
         return default
     try:
-        return int(raw)
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from exc
+        value: int = env.int(name)
+    except EnvError as exc:
+        raise ImproperlyConfigured(f"{name}={env.str(name)!r} is not an integer") from exc
+    return value
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    return [item.strip() for item in raw.split(",") if item.strip()]
+    """Read a comma-separated list; items are stripped and empty ones dropped."""
+    items: list[str] = env.list(name, default)
+    return [item.strip() for item in items if item.strip()]
 
 
 # SQLite serves web requests and background runs from several threads at once. WAL lets
@@ -79,69 +96,82 @@ SQLITE_OPTIONS: dict[str, Any] = {
 }
 
 
-def _postgres_options(options: dict[str, Any]) -> dict[str, Any]:
-    """libpq options from the URL's query, plus psycopg's ``prepare_threshold``.
+def _prepare_threshold(url: str) -> int | None:
+    """psycopg's ``prepare_threshold`` from the URL's query: a whole number (default 0) or none.
 
     Django turns prepared statements off for the sake of old connection poolers. Its own
     queries bind parameters client-side and never use them; the checkpoint save does, so
     PostgreSQL parses and plans it once per connection instead of once per superstep. Behind
     a pooler that cannot keep them (PgBouncer before 1.21 in transaction mode), add
     ``?prepare_threshold=none`` to the URL.
+
+    Read from the raw query, before the URL parser sees it: that parser turns digit-like
+    values into numbers and fails on some ("²") with no word about which option was wrong.
     """
-    threshold = str(options.pop("prepare_threshold", "0")).strip().lower()
+    query = dict(parse_qsl(urlsplit(url).query))
+    threshold = query.get("prepare_threshold", "0").strip().lower()
     if threshold == "none":
-        options["prepare_threshold"] = None
-    elif threshold.isdecimal() and threshold.isascii():
-        options["prepare_threshold"] = int(threshold)
-    else:
-        raise ImproperlyConfigured(
-            f"DATABASE_URL: prepare_threshold must be a whole number or 'none', not {threshold!r}"
-        )
-    return options
+        return None
+    if threshold.isdecimal() and threshold.isascii():
+        return int(threshold)
+    raise ImproperlyConfigured(
+        f"DATABASE_URL: prepare_threshold must be a whole number or 'none', not {threshold!r}"
+    )
 
 
 def database_from_url(url: str, *, conn_max_age: int = 0) -> dict[str, Any]:
-    """Translate ``DATABASE_URL`` into a ``DATABASES`` entry (no extra dependency).
+    """Translate ``DATABASE_URL`` into a ``DATABASES`` entry (parsed by ``dj-database-url``).
 
     ``postgres://user:password@host:port/name?sslmode=require`` (query parameters become
-    libpq options) and ``sqlite:///relative/path`` or ``sqlite:////absolute/path``.
+    libpq options) and ``sqlite:///relative/path`` or ``sqlite:////absolute/path``. What is
+    ours on top of the parser: only the two engines the dashboard runs on, a database name is
+    required (the parser reads ``sqlite://`` as in-memory and accepts an empty name), relative
+    SQLite paths are relative to the repository rather than the working directory, the SQLite
+    options above, and ``prepare_threshold`` as a number or ``none``.
     """
-    parts = urlsplit(url)
-    if parts.scheme in {"postgres", "postgresql"}:
-        name = unquote(parts.path.lstrip("/"))
-        if not name:
-            raise ImproperlyConfigured(f"DATABASE_URL names no database: {url!r}")
-        return {
-            "ENGINE": "django.db.backends.postgresql",
-            "NAME": name,
-            "USER": unquote(parts.username or ""),
-            "PASSWORD": unquote(parts.password or ""),
-            "HOST": parts.hostname or "",
-            "PORT": str(parts.port or ""),
-            "OPTIONS": _postgres_options(dict(parse_qsl(parts.query))),
-            "CONN_MAX_AGE": conn_max_age,
-            # A pooled connection may have died with a restarted server; test before use.
-            "CONN_HEALTH_CHECKS": conn_max_age != 0,
-        }
-    if parts.scheme == "sqlite":
-        # sqlite:///var/db.sqlite3 is relative to the repository, sqlite:////tmp/x absolute.
-        path = unquote(url.removeprefix("sqlite://").removeprefix("/"))
-        if not path:
-            raise ImproperlyConfigured(f"DATABASE_URL names no SQLite file: {url!r}")
+    scheme = url.partition("://")[0]
+    if scheme not in {"postgres", "postgresql", "sqlite"}:
+        raise ImproperlyConfigured(
+            f"DATABASE_URL scheme {scheme!r} is not supported (postgres:// or sqlite://)"
+        )
+    if scheme == "sqlite" and not url.removeprefix("sqlite://").removeprefix("/"):
+        raise ImproperlyConfigured(f"DATABASE_URL names no SQLite file: {url!r}")
+    threshold = _prepare_threshold(url) if scheme != "sqlite" else None
+    try:
+        parsed: dict[str, Any] = dict(dj_database_url.parse(url))
+    except ValueError as exc:
+        raise ImproperlyConfigured(
+            f"DATABASE_URL is not a valid {scheme}:// URL (percent-encode special characters)"
+        ) from exc
+    if scheme == "sqlite":
+        name = str(parsed["NAME"])
         return {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": path if path == ":memory:" else str(BASE_DIR / path),
+            # sqlite:///var/db.sqlite3 is relative to the repository, sqlite:////tmp/x absolute.
+            "NAME": name if name == ":memory:" else str(BASE_DIR / name),
             "OPTIONS": dict(SQLITE_OPTIONS),
         }
-    raise ImproperlyConfigured(
-        f"DATABASE_URL scheme {parts.scheme!r} is not supported (postgres:// or sqlite://)"
-    )
+    if not parsed.get("NAME"):
+        raise ImproperlyConfigured(f"DATABASE_URL names no database: {url!r}")
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": parsed["NAME"],
+        "USER": parsed.get("USER") or "",
+        "PASSWORD": parsed.get("PASSWORD") or "",
+        "HOST": parsed.get("HOST") or "",
+        "PORT": str(parsed.get("PORT") or ""),
+        # libpq options, as the URL's query gave them.
+        "OPTIONS": {**(parsed.get("OPTIONS") or {}), "prepare_threshold": threshold},
+        "CONN_MAX_AGE": conn_max_age,
+        # A pooled connection may have died with a restarted server; test before use.
+        "CONN_HEALTH_CHECKS": conn_max_age != 0,
+    }
 
 
 # ------------------------------------------------------------------------------ mode, secrets
 
-DATABASE_URL = os.environ.get("DATABASE_URL") or None
-REDIS_URL = os.environ.get("REDIS_URL") or None
+DATABASE_URL: str | None = env.str("DATABASE_URL", "") or None
+REDIS_URL: str | None = env.str("REDIS_URL", "") or None
 
 # Embedded mode: no Redis, so no Celery workers and no shared channel layer. Read by
 # dashboard.execution.embedded.enqueue at call time (tests override it with override_settings).
@@ -152,7 +182,7 @@ SUPERSTEP_EMBEDDED = REDIS_URL is None
 DEBUG = env_bool("DEBUG", DATABASE_URL is None and REDIS_URL is None)
 
 _DEV_SECRET_KEY = "django-insecure-superstep-development-key-never-use-in-production"
-SECRET_KEY = os.environ.get("SECRET_KEY") or ""
+SECRET_KEY: str = env.str("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
@@ -187,9 +217,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    # A valid "Authorization: Bearer" API token replaces the session user (and CSRF, which
-    # protects cookies, does not apply to it).
-    "dashboard.access.tokens.TokenAuthenticationMiddleware",
+    # request.htmx: whether a request came from htmx, and its target, current URL...
+    "django_htmx.middleware.HtmxMiddleware",
     # Client address and user agent for the audit entries services write during the request.
     "dashboard.services.audit.RequestMeta",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -247,7 +276,7 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
-CSRF_FAILURE_VIEW = "dashboard.api.views.csrf_failure"
+CSRF_FAILURE_VIEW = "dashboard.api.errors.csrf_failure"
 
 # ------------------------------------------------------------------------------ i18n, static
 
@@ -258,7 +287,7 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or BASE_DIR / "var" / "staticfiles")
+STATIC_ROOT = Path(env.str("STATIC_ROOT", "") or BASE_DIR / "var" / "staticfiles")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # Production serves hashed, compressed files with far-future caching (after
@@ -359,12 +388,14 @@ SUPERSTEP_LEASE_SECONDS = env_int("SUPERSTEP_LEASE_SECONDS", 30)
 SUPERSTEP_MAX_ATTEMPTS = 3
 # Threads that run tasks in embedded mode. SQLite has one writer, so more rarely helps.
 SUPERSTEP_EMBEDDED_WORKERS = env_int("SUPERSTEP_EMBEDDED_WORKERS", 2)
-# Whether dashboard.config.asgi starts the periodic jobs (lease sweeper...) in the server process.
-SUPERSTEP_BACKGROUND_SERVICES = env_bool("SUPERSTEP_BACKGROUND_SERVICES", True)
+# Whether dashboard.config.asgi starts the periodic jobs (lease sweeper...) on threads of the
+# server process: by default in embedded mode only, since production runs them from Celery beat
+# (`celery -A dashboard beat`). Turning it on beside beat is safe: each period runs once.
+SUPERSTEP_BACKGROUND_SERVICES = env_bool("SUPERSTEP_BACKGROUND_SERVICES", SUPERSTEP_EMBEDDED)
 
 # ------------------------------------------------------------------------------ logging
 
-LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()
+LOG_LEVEL: str = env.str("LOG_LEVEL", "INFO").upper()
 LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -80,8 +80,7 @@ ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
 SUPERSTEP_EMBEDDED = True
 # The suite runs the demo workflows whatever the environment says (DEBUG is off here).
 SUPERSTEP_DEMO = True
-if "dashboard.demo" not in INSTALLED_APPS:
-    INSTALLED_APPS = [*INSTALLED_APPS, "dashboard.demo"]
+INSTALLED_APPS = list(dict.fromkeys([*INSTALLED_APPS, "dashboard.demo"]))  # once, at the end
 SUPERSTEP_WORKFLOWS = {**SUPERSTEP_WORKFLOWS, **DEMO_WORKFLOWS}
 SUPERSTEP_BACKGROUND_SERVICES = False
 CELERY_BROKER_URL = "memory://"

@@ -128,7 +128,7 @@ class SquaresWorker(Executor):
         self._results: dict[int, int] = {}
 
     @handler
-    async def compute(self, task: SquaresTask, ctx: WorkflowContext[SquaresTask, dict]) -> None:
+    async def compute(self, task: SquaresTask, ctx: WorkflowContext[SquaresTask, dict[int, int]]) -> None:
         await _work(task.work_ms)
         num = task.remaining.pop(0)
         self._results[num] = num * num
@@ -201,7 +201,7 @@ class CarrierQuote(Executor):
 
 class PickCheapest(Executor):
     @handler
-    async def pick(self, quotes: list[Quote], ctx: WorkflowContext[None, dict]) -> None:
+    async def pick(self, quotes: list[Quote], ctx: WorkflowContext[None, dict[str, Any]]) -> None:
         best = min(quotes, key=lambda q: q.price)
         await ctx.yield_output(
             {
@@ -274,7 +274,7 @@ class Counter(Executor):
         self.seen: list[int] = []
 
     @handler
-    async def count(self, tick: Tick, ctx: WorkflowContext[Tick, dict]) -> None:
+    async def count(self, tick: Tick, ctx: WorkflowContext[Tick, dict[str, Any]]) -> None:
         await _work(tick.work_ms)
         started: datetime = ctx.get_state("started_at")
         outage_left = tick.outage_seconds - (datetime.now(UTC) - started).total_seconds()
@@ -464,7 +464,7 @@ class ApplyDiscount(Executor):
 
 class Finalize(Executor):
     @handler
-    async def finalize(self, state: ReturnState, ctx: WorkflowContext[None, dict]) -> None:
+    async def finalize(self, state: ReturnState, ctx: WorkflowContext[None, dict[str, Any]]) -> None:
         state.completed_steps.append(self.id)
         if not state.eligible:
             outcome = "not eligible"
@@ -672,7 +672,7 @@ def build_manager_review() -> Workflow:
 
 class Payout(Executor):
     @handler
-    async def pay(self, outcome: ReviewOutcome, ctx: WorkflowContext[None, dict]) -> None:
+    async def pay(self, outcome: ReviewOutcome, ctx: WorkflowContext[None, dict[str, Any]]) -> None:
         claim = ctx.get_state("claim") or {}
         await ctx.yield_output(
             {

@@ -8,8 +8,11 @@ so something that could not be published fails here too.
 
 ``register_periodic(name, every=..., func=...)`` declares a job (the lease sweeper, retention)
 that ``start_background_services()`` runs on its own daemon thread every ``every`` seconds.
-dashboard/config/asgi.py calls it when a server process starts; Django's ``AppConfig.ready`` does
-not, so ``migrate``, shells and tests never start threads.
+dashboard/config/asgi.py calls it when a server process starts (by default in embedded mode
+only: production runs the same jobs from Celery beat); Django's ``AppConfig.ready`` does not,
+so ``migrate``, shells and tests never start threads. Each run goes through
+``periodic.run_once_per_period``, as beat's tasks do, so every period of a job runs once across
+all server processes and beat.
 
 Daemon threads because every run is durable: a process that exits mid-task loses nothing
 that the lease sweeper will not pick up again, and Ctrl-C should not wait for a workflow.
@@ -31,6 +34,8 @@ from django.db import close_old_connections, connections, transaction
 from django.utils.module_loading import autodiscover_modules
 from kombu.utils import json as kombu_json
 
+from dashboard.execution import periodic
+
 __all__ = [
     "PeriodicJob",
     "enqueue",
@@ -49,7 +54,7 @@ logger = logging.getLogger(__name__)
 # ------------------------------------------------------------------------------ enqueue
 
 
-def enqueue(task: Task, *args: Any) -> None:
+def enqueue(task: Task[Any, Any], *args: Any) -> None:
     """Run ``task(*args)`` in the background: on a Celery worker, or here in embedded mode.
 
     Call it only after the data the task reads has committed; prefer ``enqueue_on_commit``.
@@ -60,7 +65,7 @@ def enqueue(task: Task, *args: Any) -> None:
     _task_pool().submit(partial(_run_task, task, _through_the_broker(args)))
 
 
-def enqueue_on_commit(task: Task, *args: Any, using: str | None = None) -> None:
+def enqueue_on_commit(task: Task[Any, Any], *args: Any, using: str | None = None) -> None:
     """Enqueue ``task(*args)`` once the current transaction commits (at once outside one).
 
     A worker must never see a run before the transaction that queued it is visible. The
@@ -86,18 +91,18 @@ def wait_for_background_tasks(timeout: float) -> bool:
 
 def _through_the_broker(args: tuple[Any, ...]) -> list[Any]:
     """The arguments as a worker would receive them: Celery's JSON, there and back."""
-    encoded: str = kombu_json.dumps(list(args))  # type: ignore[no-untyped-call]
-    decoded: list[Any] = kombu_json.loads(encoded)  # type: ignore[no-untyped-call]
+    encoded: str = kombu_json.dumps(list(args))
+    decoded: list[Any] = kombu_json.loads(encoded)
     return decoded
 
 
-def _run_task(task: Task, args: list[Any]) -> None:
+def _run_task(task: Task[Any, Any], args: list[Any]) -> None:
     # Like Celery's Django fixup in a worker: never reuse a stale connection, and give the
     # connection back when done so this idle thread holds no SQLite lock or Postgres slot.
     close_old_connections()
     try:
         # apply() runs the real task machinery (request context, retries, failure logging).
-        result = task.apply(args=args, throw=False)
+        result = task.apply(args=tuple(args), throw=False)
         if result.failed():
             logger.error("background task %s%r failed:\n%s", task.name, args, result.traceback)
     except Exception:
@@ -154,7 +159,8 @@ def _task_pool() -> _TaskPool:
 
 @dataclass(frozen=True, slots=True)
 class PeriodicJob:
-    """``func()`` runs every ``every`` seconds, first right after the services start."""
+    """``func()`` runs every ``every`` seconds, first right after the services start, and at
+    most once per ``every``-second period across processes (``periodic.run_once_per_period``)."""
 
     name: str
     every: float
@@ -253,7 +259,7 @@ def _job_loop(name: str, stop: threading.Event) -> None:
 def _run_job(job: PeriodicJob) -> None:
     close_old_connections()
     try:
-        job.func()
+        periodic.run_once_per_period(job.name, job.every, job.func)
     except Exception:
         # One failed sweep must not end the loop: the next one may well succeed.
         logger.exception("periodic job %r failed", job.name)

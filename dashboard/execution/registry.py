@@ -81,7 +81,7 @@ def value_schema(annotation: Any) -> dict[str, Any]:
     """JSON schema of a type, or {} when it has none (the forms fall back to raw JSON)."""
     try:
         return _adapter(annotation).json_schema()
-    except Exception:
+    except Exception:  # noqa: BLE001 - an author's type pydantic cannot describe: raw JSON it is
         return {}
 
 
@@ -122,7 +122,7 @@ def to_json(annotation: Any, value: Any) -> Any:
 def default_input(name: str) -> Any:
     """The input type's defaults as JSON, to prefill forms (None when it has no defaults)."""
     annotation = input_type(name)
-    if dataclasses.is_dataclass(annotation):
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
         try:
             return _adapter(annotation).dump_python(annotation(), mode="json")
         except TypeError:
@@ -130,7 +130,7 @@ def default_input(name: str) -> Any:
     if isinstance(annotation, type) and hasattr(annotation, "model_fields"):
         try:
             return annotation().model_dump(mode="json")
-        except Exception:
+        except Exception:  # noqa: BLE001 - the author's model rejects its own defaults: no prefill
             return None
     return None
 

@@ -4,9 +4,11 @@ The rules live in ``dashboard.services``. ``enqueue_run_on_commit`` is the run e
 ``DashboardConfig.ready()`` plugs into ``services.dispatch``, so services can queue a run without
 importing this module.
 
-Every server process also runs the periodic jobs registered at the bottom (embedded and
-production alike): each one locks and re-checks the rows it changes, so several processes
-running them at once do every piece of work once.
+The periodic jobs (``dashboard.execution.schedule``) are published by Celery beat in
+production and run by threads of the server process in embedded mode (registered at the
+bottom). Both go through ``periodic.run_once_per_period``, so each period of a job runs once;
+each job also locks and re-checks the rows it changes, so even overlapping runs do every piece
+of work once.
 """
 
 from __future__ import annotations
@@ -14,14 +16,15 @@ from __future__ import annotations
 from celery import shared_task
 
 from dashboard import services
-from dashboard.execution import worker
+from dashboard.execution import periodic, worker
 from dashboard.execution.embedded import enqueue_on_commit, register_periodic
+from dashboard.execution.schedule import PERIODIC_JOBS
 
 __all__ = ["enqueue_run_on_commit", "execute_run", "prune_checkpoints", "sweep_approvals", "sweep_runs"]
 
-SWEEP_RUNS_EVERY_SECONDS = 10.0
-SWEEP_APPROVALS_EVERY_SECONDS = 15.0
-PRUNE_EVERY_SECONDS = 3600.0
+SWEEP_RUNS = PERIODIC_JOBS["sweep-runs"]
+SWEEP_APPROVALS = PERIODIC_JOBS["sweep-approvals"]
+PRUNE = PERIODIC_JOBS["prune-checkpoints"]
 
 
 @shared_task(name="dashboard.execute_run", acks_late=True, ignore_result=True)
@@ -36,24 +39,31 @@ def enqueue_run_on_commit(run_id: str) -> None:
     enqueue_on_commit(execute_run, run_id)
 
 
-@shared_task(name="dashboard.sweep_runs", ignore_result=True)
+@shared_task(name=SWEEP_RUNS.task, ignore_result=True)
 def sweep_runs() -> list[str]:
-    """Enqueue runs whose worker died or whose task was lost."""
-    return services.runs_sweep()
+    """Enqueue runs whose worker died or whose task was lost (once per period)."""
+    _, enqueued = periodic.run_once_per_period(
+        SWEEP_RUNS.name, SWEEP_RUNS.every, services.runs_sweep
+    )
+    return enqueued or []
 
 
-@shared_task(name="dashboard.sweep_approvals", ignore_result=True)
+@shared_task(name=SWEEP_APPROVALS.task, ignore_result=True)
 def sweep_approvals() -> list[str]:
-    """Mark overdue approval requests and apply their default outcome, once."""
-    return services.approvals_sweep()
+    """Mark overdue approval requests and apply their default outcome, once (per period)."""
+    _, swept = periodic.run_once_per_period(
+        SWEEP_APPROVALS.name, SWEEP_APPROVALS.every, services.approvals_sweep
+    )
+    return swept or []
 
 
-@shared_task(name="dashboard.prune_checkpoints", ignore_result=True)
+@shared_task(name=PRUNE.task, ignore_result=True)
 def prune_checkpoints() -> list[dict[str, object]]:
-    """Apply every enabled retention policy."""
-    return [report.as_dict() for report in services.checkpoint_prune()]
+    """Apply every enabled retention policy (once per period)."""
+    _, reports = periodic.run_once_per_period(PRUNE.name, PRUNE.every, services.checkpoint_prune)
+    return [report.as_dict() for report in reports or []]
 
 
-register_periodic("sweep-runs", every=SWEEP_RUNS_EVERY_SECONDS, func=services.runs_sweep)
-register_periodic("sweep-approvals", every=SWEEP_APPROVALS_EVERY_SECONDS, func=services.approvals_sweep)
-register_periodic("prune-checkpoints", every=PRUNE_EVERY_SECONDS, func=services.checkpoint_prune)
+register_periodic(SWEEP_RUNS.name, every=SWEEP_RUNS.every, func=services.runs_sweep)
+register_periodic(SWEEP_APPROVALS.name, every=SWEEP_APPROVALS.every, func=services.approvals_sweep)
+register_periodic(PRUNE.name, every=PRUNE.every, func=services.checkpoint_prune)

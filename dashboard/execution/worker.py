@@ -77,7 +77,7 @@ def _event_dict(event: WorkflowEvent) -> dict[str, Any]:
         event = dataclasses.replace(event, data=None)
     try:
         return event.to_dict()
-    except Exception as exc:  # an output the codec cannot store: keep the event, say why
+    except Exception as exc:  # noqa: BLE001 - an output the codec cannot store: keep the event, say why
         return {"type": event.type, "executor_id": event.executor_id, "unstorable": str(exc)}
 
 
@@ -128,8 +128,8 @@ async def _drive(lease: services.Lease) -> None:
         await finish(lease, outcome=outcome, events=_drain(pending), output=output)
     except (services.LeaseLost, asyncio.CancelledError):
         logger.info("run %s: lease lost or run cancelled; this worker stops", lease.run_id)
-    except Exception as exc:
-        error = {
+    except Exception as exc:  # noqa: BLE001 - whatever the workflow raised fails the run, recorded
+        error: services.RunError = {
             "type": type(exc).__name__,
             "message": str(exc) or type(exc).__name__,
             "traceback": "".join(traceback.format_exception(exc)),

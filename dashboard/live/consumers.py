@@ -5,18 +5,20 @@ reconnects: the client says the last sequence number it has, the consumer replay
 after from ``RunEvent`` and then relays live messages, filling any gap from the database.
 ``/ws/runs/`` and ``/ws/approvals/`` tell list pages that something changed.
 
-Browser pages add ``?view=html``. Then ``/ws/runs/<id>/`` sends, instead of JSON events,
-what the page shows: the new event-log rows rendered by the page's own template (one
-``{"type": "html"}`` message per batch, carrying the last sequence number), each executor's
-state for the graph, and the run's header, outcome, details and timeline drawn again after
-events that change them (``dashboard.web.run_page.live_messages``). ``/ws/runs/`` sends
-``{"type": "runs_refresh"}`` at most once a second however many runs change, so the runs list
-reloads its table without a storm of requests.
+Browser pages add ``?view=html`` and get, instead of JSON, HTML for htmx's ws extension to
+swap out of band, rendered by ``dashboard.web.live_fragments`` (one protocol for every page):
+``/ws/runs/<id>/`` one message per batch of events (the page's new rows, graph and redrawn
+partials, led by the batch's last sequence number) and a "run-changed" signal when the run's
+actions may have changed; ``/ws/runs/`` a "runs-changed" signal at most once a second however
+many runs change, so the runs list reloads its table without a storm of requests;
+``/ws/approvals/`` the nav badge and an "approvals-changed" signal.
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -25,8 +27,9 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from dashboard import selectors
 from dashboard.live import broadcast
+from dashboard.models import RunEvent
 from dashboard.services import ServiceError, require
-from dashboard.web.run_page import live_messages
+from dashboard.web import live_fragments
 
 __all__ = ["ApprovalsConsumer", "RunConsumer", "RunsConsumer"]
 
@@ -68,7 +71,9 @@ class _Authenticated(AsyncJsonWebsocketConsumer):
         if self.group:
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
         if bytes_data is not None or text_data is None or len(text_data) > MAX_INBOUND_BYTES:
             await self.close(code=CLOSE_TOO_BIG)
             return
@@ -77,11 +82,12 @@ class _Authenticated(AsyncJsonWebsocketConsumer):
 
 class RunConsumer(_Authenticated):
     async def allowed(self) -> bool:
-        self.run_id = str(self.scope["url_route"]["kwargs"]["run_id"])
+        self.run_uuid: uuid.UUID = self.scope["url_route"]["kwargs"]["run_id"]
+        self.run_id = str(self.run_uuid)
         self.group = broadcast.run_group(self.run_id)
         self.last_seq = _after(self.scope)
         self.html = _view(self.scope) == "html"
-        run = await database_sync_to_async(selectors.run_get)(self.run_id)
+        run = await database_sync_to_async(selectors.run_get)(self.run_uuid)
         return run is not None
 
     async def opened(self) -> None:
@@ -97,7 +103,7 @@ class RunConsumer(_Authenticated):
     async def _catch_up(self) -> None:
         fetch = database_sync_to_async(selectors.run_events_after)
         while True:
-            rows = await fetch(self.run_id, self.last_seq)
+            rows = await fetch(self.run_uuid, self.last_seq)
             if self.html:
                 if rows:
                     await self._send_html(rows)
@@ -107,10 +113,11 @@ class RunConsumer(_Authenticated):
             if len(rows) < selectors.REPLAY_BATCH:
                 return
 
-    async def _send_html(self, rows: list[Any]) -> None:
+    async def _send_html(self, rows: list[RunEvent]) -> None:
         self.last_seq = rows[-1].seq
-        for message in await database_sync_to_async(live_messages)(self.run_id, rows):
-            await self.send_json(message)
+        html = await database_sync_to_async(live_fragments.run_update)(self.run_uuid, rows)
+        if html:
+            await self.send(text_data=html)
 
     async def _send_event(self, event: dict[str, Any]) -> None:
         self.last_seq = event["seq"]
@@ -129,6 +136,9 @@ class RunConsumer(_Authenticated):
             await self._send_event(event)
 
     async def run_changed(self, message: dict[str, Any]) -> None:
+        if self.html:
+            await self.send(text_data=live_fragments.signal(live_fragments.RUN_CHANGED))
+            return
         await self.send_json({"type": "run_changed", "run_id": self.run_id})
 
 
@@ -160,16 +170,25 @@ class RunsConsumer(_Authenticated):
         if wait:
             await asyncio.sleep(wait)
         self._refreshed_at = asyncio.get_running_loop().time()
-        await self.send_json({"type": "runs_refresh"})
+        await self.send(text_data=live_fragments.signal(live_fragments.RUNS_CHANGED))
 
 
 class ApprovalsConsumer(_Authenticated):
     group = broadcast.APPROVALS_GROUP
 
+    async def allowed(self) -> bool:
+        self.html = _view(self.scope) == "html"
+        return True
+
     async def opened(self) -> None:
+        # Also after a reconnect: whatever changed while the socket was down shows now.
         await self.approvals_changed({})
 
     async def approvals_changed(self, message: dict[str, Any]) -> None:
+        if self.html:
+            html = await database_sync_to_async(live_fragments.approvals_update)()
+            await self.send(text_data=html)
+            return
         count = await database_sync_to_async(selectors.pending_approval_count)()
         await self.send_json({"type": "approvals_changed", "pending": count})
 
@@ -183,14 +202,17 @@ def _may_view(user: Any, path: str) -> bool:
     return True
 
 
-def _view(scope: dict[str, Any]) -> str:
-    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-    return str(query.get("view", [""])[0])
+def _query(scope: Mapping[str, object]) -> dict[str, list[str]]:
+    raw = scope.get("query_string", b"")
+    return parse_qs(raw.decode("latin-1") if isinstance(raw, bytes) else "")
 
 
-def _after(scope: dict[str, Any]) -> int:
-    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+def _view(scope: Mapping[str, object]) -> str:
+    return _query(scope).get("view", [""])[0]
+
+
+def _after(scope: Mapping[str, object]) -> int:
     try:
-        return max(0, int(query.get("after", ["0"])[0]))
+        return max(0, int(_query(scope).get("after", ["0"])[0]))
     except ValueError:
         return 0

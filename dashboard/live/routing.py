@@ -6,8 +6,10 @@ from django.urls import URLPattern, URLResolver, path
 
 from dashboard.live.consumers import ApprovalsConsumer, RunConsumer, RunsConsumer
 
+# django-stubs types path() for HTTP views only; channels' URLRouter routes ASGI applications
+# with the same patterns (as its documentation does), hence the ignores.
 websocket_urlpatterns: list[URLPattern | URLResolver] = [
-    path("ws/runs/", RunsConsumer.as_asgi()),
-    path("ws/runs/<uuid:run_id>/", RunConsumer.as_asgi()),
-    path("ws/approvals/", ApprovalsConsumer.as_asgi()),
+    path("ws/runs/", RunsConsumer.as_asgi()),  # type: ignore[arg-type]
+    path("ws/runs/<uuid:run_id>/", RunConsumer.as_asgi()),  # type: ignore[arg-type]
+    path("ws/approvals/", ApprovalsConsumer.as_asgi()),  # type: ignore[arg-type]
 ]

@@ -4,6 +4,7 @@
 * ``checkpoints``: ``Checkpoint``, ``CheckpointBlob`` and ``CheckpointBlobUse``;
 * ``approvals``: ``ApprovalRequest``, ``ApprovalRule``, ``ApprovalVote``, ``Notification``;
 * ``retention``: ``RetentionPolicy``;
+* ``jobs``: ``PeriodicJobRun`` (each period of a periodic job claimed once);
 * ``access``: ``ApiToken`` and the append-only ``AuditEntry``.
 
 All of them belong to the ``dashboard`` app (label ``dashboard``: table names, migrations and
@@ -13,6 +14,7 @@ permissions are those of the app). Import them from here: ``from dashboard.model
 from .access import ApiToken, AuditEntry, AuditLogIsAppendOnly
 from .approvals import ApprovalRequest, ApprovalRule, ApprovalStatus, ApprovalVote, Notification
 from .checkpoints import Checkpoint, CheckpointBlob, CheckpointBlobUse
+from .jobs import PeriodicJobRun
 from .retention import RetentionPolicy
 from .runs import ENGINE_ID_LENGTH, TERMINAL_RUN_STATUSES, RunEvent, RunStatus, WorkflowRun
 
@@ -30,6 +32,7 @@ __all__ = [
     "CheckpointBlob",
     "CheckpointBlobUse",
     "Notification",
+    "PeriodicJobRun",
     "RetentionPolicy",
     "RunEvent",
     "RunStatus",

@@ -87,6 +87,9 @@ class AuditEntry(models.Model):
             models.CheckConstraint(condition=Q(outcome__in=["ok", "denied"]), name="audit_outcome_valid"),
         )
 
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor_name or 'system'} {self.action} {self.outcome}"
+
     def save(self, *args: Any, **kwargs: Any) -> None:
         if not self._state.adding:
             raise AuditLogIsAppendOnly("audit entries cannot be changed")
@@ -94,6 +97,3 @@ class AuditEntry(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise AuditLogIsAppendOnly("audit entries cannot be deleted")
-
-    def __str__(self) -> str:
-        return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor_name or 'system'} {self.action} {self.outcome}"

@@ -149,7 +149,15 @@ class ApprovalRule(models.Model):
     )
     notify_emails = models.TextField(blank=True, default="", help_text="One address per line")
     webhook_url = models.URLField(blank=True, default="")
-    webhook_secret = models.CharField(max_length=200, blank=True, default="")
+    webhook_secret = models.CharField(
+        max_length=200,
+        blank=True,
+        default="",
+        help_text=(
+            "Signs each webhook per the Standard Webhooks spec: a whsec_<base64> secret, or any "
+            "other text (its UTF-8 bytes are the key). Empty: webhooks are sent unsigned."
+        ),
+    )
 
     class Meta:
         constraints = (
@@ -184,9 +192,18 @@ class ApprovalVote(models.Model):
             models.UniqueConstraint(fields=["request", "user"], name="vote_once_per_user"),
         )
 
+    def __str__(self) -> str:
+        verdict = "approve" if self.approve else "reject"
+        return f"{verdict} by user {self.user_id} on request {self.request_id}"
+
 
 class Notification(models.Model):
-    """An email or signed webhook about an approval, sent after commit and retried until sent."""
+    """An email or signed webhook about an approval, sent after commit and retried until sent.
+
+    Delivery claims the row in one short transaction (``claim_token``, valid until
+    ``claimed_until``), sends with no transaction open, and records the outcome in another:
+    a worker that dies mid-send leaves a claim that expires, and the retry sweep sends again.
+    """
 
     EMAIL = "email"
     WEBHOOK = "webhook"
@@ -203,6 +220,12 @@ class Notification(models.Model):
     sent_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
+    # The Standard Webhooks ``webhook-id``: set by the first attempt and kept by every retry,
+    # so a receiver can drop a delivery it already processed.
+    message_id = models.CharField(max_length=64, blank=True, default="")
+    # The attempt in flight: its token, and until when it owns the notification.
+    claim_token = models.CharField(max_length=32, blank=True, default="")
+    claimed_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = (
@@ -210,3 +233,6 @@ class Notification(models.Model):
                 fields=["next_attempt_at"], condition=Q(sent_at__isnull=True), name="notification_due"
             ),
         )
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.event} to {self.target}"

@@ -77,7 +77,9 @@ class Checkpoint(models.Model):
     engine_run_id = models.CharField(max_length=ENGINE_ID_LENGTH, blank=True, default="")
     workflow_name = models.CharField(max_length=200)
     superstep = models.PositiveIntegerField()  # the engine's iteration_count
-    previous_checkpoint_id = models.CharField(max_length=ENGINE_ID_LENGTH, null=True, blank=True)
+    previous_checkpoint_id = models.CharField(  # noqa: DJ001 - None for a lineage's first
+        max_length=ENGINE_ID_LENGTH, null=True, blank=True
+    )
     graph_signature_hash = models.CharField(max_length=ENGINE_ID_LENGTH)
     document = models.JSONField()  # jsonb on PostgreSQL; its "blob_refs" name the blobs it uses
     size_bytes = models.PositiveIntegerField()

@@ -57,7 +57,9 @@ class WorkflowRun(models.Model):
     parent_run = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
     )
-    origin_checkpoint_id = models.CharField(max_length=ENGINE_ID_LENGTH, null=True, blank=True)
+    origin_checkpoint_id = models.CharField(  # noqa: DJ001 - None for a run started afresh
+        max_length=ENGINE_ID_LENGTH, null=True, blank=True
+    )
     # The engine's lineage run_id: resuming keeps it, a fresh start gets a new one.
     engine_run_id = models.CharField(max_length=ENGINE_ID_LENGTH, blank=True, default="")
     created_by = models.ForeignKey(

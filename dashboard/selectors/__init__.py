@@ -11,6 +11,7 @@ from dashboard.selectors.approvals import (
     approval_get,
     approval_inbox,
     approval_pending,
+    approvals_by_status,
     pending_approval_count,
     pending_approvals_by_run,
 )
@@ -23,6 +24,7 @@ from dashboard.selectors.authz import (
 )
 from dashboard.selectors.checkpoints import (
     CHECKPOINT_ROW_FIELDS,
+    CheckpointRow,
     checkpoint_document,
     checkpoint_get,
     checkpoint_get_any,
@@ -39,6 +41,11 @@ from dashboard.selectors.execution import (
 )
 from dashboard.selectors.paging import KeysetPage, keyset
 from dashboard.selectors.retention import (
+    DayGrowth,
+    RunStorage,
+    StatusStorage,
+    StorageTotals,
+    WorkflowStorage,
     storage_by_status,
     storage_by_workflow,
     storage_growth,
@@ -55,21 +62,29 @@ from dashboard.selectors.runs import (
     run_events_tail,
     run_get,
     run_list,
+    run_list_full,
 )
 
 __all__ = [
     "APPROVAL_TABS",
     "AUDIT_CARD_LIMIT",
     "CHECKPOINT_ROW_FIELDS",
+    "CheckpointRow",
+    "DayGrowth",
     "EXECUTOR_EVENT_TYPES",
     "KeysetPage",
     "REPLAY_BATCH",
     "RUN_LIST_COLUMNS",
     "RunFilters",
+    "RunStorage",
+    "StatusStorage",
+    "StorageTotals",
+    "WorkflowStorage",
     "approval_archive",
     "approval_get",
     "approval_inbox",
     "approval_pending",
+    "approvals_by_status",
     "checkpoint_document",
     "checkpoint_get",
     "checkpoint_get_any",
@@ -90,6 +105,7 @@ __all__ = [
     "run_executor_events",
     "run_get",
     "run_list",
+    "run_list_full",
     "storage_by_status",
     "storage_by_workflow",
     "storage_growth",

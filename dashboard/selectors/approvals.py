@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+import uuid
 
 from django.db.models import Q, QuerySet
 
@@ -12,8 +12,10 @@ from dashboard.models import (
     ApprovalStatus,
 )
 from dashboard.selectors.paging import KeysetPage, keyset
+from dashboard.services.common import is_user
+from dashboard.services.types import Actor
 
-__all__ = ["APPROVAL_TABS", "approval_archive", "approval_get", "approval_inbox", "approval_pending", "pending_approval_count", "pending_approvals_by_run"]
+__all__ = ["APPROVAL_TABS", "approval_archive", "approval_get", "approval_inbox", "approval_pending", "approvals_by_status", "pending_approval_count", "pending_approvals_by_run"]
 
 
 def approval_pending() -> QuerySet[ApprovalRequest]:
@@ -29,9 +31,9 @@ def pending_approval_count() -> int:
     return ApprovalRequest.objects.filter(status=ApprovalStatus.PENDING).count()
 
 
-def pending_approvals_by_run(run_ids: list[Any]) -> dict[Any, list[ApprovalRequest]]:
+def pending_approvals_by_run(run_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ApprovalRequest]]:
     """Pending requests of these runs, oldest first: the runs list's "waiting on" column."""
-    found: dict[Any, list[ApprovalRequest]] = {}
+    found: dict[uuid.UUID, list[ApprovalRequest]] = {}
     if not run_ids:
         return found
     rows = (
@@ -51,11 +53,11 @@ def approval_inbox(
     *,
     workflow: str = "",
     older_than: dt.datetime | None = None,
-    after: tuple[dt.datetime, Any] | None = None,
-    before: tuple[dt.datetime, Any] | None = None,
+    after: tuple[dt.datetime, int] | None = None,
+    before: tuple[dt.datetime, int] | None = None,
     limit: int = 50,
     tab: str = "all",
-    user: Any = None,
+    user: Actor = None,
 ) -> KeysetPage[ApprovalRequest]:
     """Pending requests across runs, oldest first (the partial index serves it).
 
@@ -64,7 +66,7 @@ def approval_inbox(
     """
     rows = approval_pending().select_related("run", "claimed_by", "assigned_user", "assigned_group")
     if tab in APPROVAL_TABS[:2]:
-        if user is None or not getattr(user, "is_authenticated", False):
+        if not is_user(user):
             rows = rows.none()
         elif tab == "mine":
             rows = rows.filter(Q(assigned_user=user) | Q(claimed_by=user))
@@ -80,8 +82,8 @@ def approval_inbox(
 def approval_archive(
     *,
     workflow: str = "",
-    after: tuple[dt.datetime, Any] | None = None,
-    before: tuple[dt.datetime, Any] | None = None,
+    after: tuple[dt.datetime, int] | None = None,
+    before: tuple[dt.datetime, int] | None = None,
     limit: int = 50,
 ) -> KeysetPage[ApprovalRequest]:
     """Decided and cancelled requests, most recently decided first."""
@@ -104,3 +106,11 @@ def approval_get(request_id: str) -> ApprovalRequest | None:
         .first()
     )
 
+
+def approvals_by_status(status: str, *, limit: int = 50) -> list[ApprovalRequest]:
+    """Requests in one status: pending ones oldest first, the others latest decided first."""
+    rows = ApprovalRequest.objects.filter(status=status).select_related(
+        "run", "decided_by", "claimed_by"
+    )
+    order = "created_at" if status == ApprovalStatus.PENDING else "-decided_at"
+    return list(rows.order_by(order)[:limit])

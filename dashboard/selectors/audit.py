@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
-from dashboard.models import (
-    AuditEntry,
-)
+from dashboard.models import AuditEntry
+from dashboard.services.types import RunId
 
 __all__ = ["AUDIT_CARD_LIMIT", "run_audit_entries"]
 
@@ -15,7 +13,7 @@ __all__ = ["AUDIT_CARD_LIMIT", "run_audit_entries"]
 AUDIT_CARD_LIMIT = 50
 
 
-def run_audit_entries(run_id: Any, limit: int = AUDIT_CARD_LIMIT) -> list[Any]:
+def run_audit_entries(run_id: RunId, limit: int = AUDIT_CARD_LIMIT) -> list[AuditEntry]:
     """A run's audit log, newest first (the ``audit_run_created`` index serves it)."""
     try:
         key = run_id if isinstance(run_id, uuid.UUID) else uuid.UUID(str(run_id))

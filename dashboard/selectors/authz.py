@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from dashboard.services.authz import can
+from dashboard.services.types import Actor
 
 __all__ = ["user_can_view"]
 
 
-def user_can_view(user: Any) -> bool:
+def user_can_view(user: Actor) -> bool:
     """Whether the user may look at runs at all (every role can; a user with no role cannot)."""
     return user is not None and can(user, "view")
 

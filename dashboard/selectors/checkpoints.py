@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+import datetime as dt
+import uuid
+from typing import Any, TypedDict, cast
 
 from django.db.models import F, QuerySet
 
@@ -12,7 +14,7 @@ from dashboard.models import (
     WorkflowRun,
 )
 
-__all__ = ["CHECKPOINT_ROW_FIELDS", "checkpoint_document", "checkpoint_get", "checkpoint_get_any", "checkpoint_superstep", "run_checkpoint_rows", "run_checkpoints"]
+__all__ = ["CHECKPOINT_ROW_FIELDS", "CheckpointRow", "checkpoint_document", "checkpoint_get", "checkpoint_get_any", "checkpoint_superstep", "run_checkpoint_rows", "run_checkpoints"]
 
 
 def run_checkpoints(run: WorkflowRun) -> QuerySet[Checkpoint]:
@@ -31,17 +33,32 @@ CHECKPOINT_ROW_FIELDS = (
 )
 
 
-def run_checkpoint_rows(run_id: Any) -> list[dict[str, Any]]:
+class CheckpointRow(TypedDict):
+    """A checkpoint without its document: ``CHECKPOINT_ROW_FIELDS`` and the ``kind``."""
+
+    checkpoint_id: str
+    engine_run_id: str
+    superstep: int
+    previous_checkpoint_id: str | None
+    graph_signature_hash: str
+    size_bytes: int
+    pending_request_count: int
+    created_at: dt.datetime
+    kind: str | None  # entry, superstep, responses, fork; None when the engine recorded none
+
+
+def run_checkpoint_rows(run_id: uuid.UUID) -> list[CheckpointRow]:
     """Every checkpoint of a run without its document (plus the kind the engine recorded:
     entry, superstep, responses, fork), in the order they were written."""
-    return list(
+    rows = (
         Checkpoint.objects.filter(run_id=run_id)
         .order_by("created_at", "checkpoint_id")
         .values(*CHECKPOINT_ROW_FIELDS, kind=F("document__metadata__kind"))
     )
+    return cast(list[CheckpointRow], list(rows))  # values() gives exactly these keys
 
 
-def checkpoint_get(run_id: Any, checkpoint_id: str) -> Checkpoint | None:
+def checkpoint_get(run_id: uuid.UUID, checkpoint_id: str) -> Checkpoint | None:
     if not isinstance(checkpoint_id, str) or not 0 < len(checkpoint_id) <= 128:
         return None
     if "\x00" in checkpoint_id:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from dashboard.models import (
@@ -20,7 +21,7 @@ EXECUTOR_EVENT_TYPES = (
 )
 
 
-def executors_completed(run_id: Any, names: list[str]) -> list[str]:
+def executors_completed(run_id: uuid.UUID, names: list[str]) -> list[str]:
     """Which of these executors completed at least once in the run."""
     if not names:
         return []
@@ -30,7 +31,7 @@ def executors_completed(run_id: Any, names: list[str]) -> list[str]:
     return sorted({str(name) for name in rows})
 
 
-def run_executor_events(run_id: Any, limit: int = 4000) -> list[tuple[str, Any, Any, Any]]:
+def run_executor_events(run_id: uuid.UUID, limit: int = 4000) -> list[tuple[str, Any, Any, Any]]:
     """(type, executor_id, status, action) of the run's latest executor and status events,
     oldest first: enough to colour the graph without reading payloads."""
     rows = list(
@@ -42,7 +43,7 @@ def run_executor_events(run_id: Any, limit: int = 4000) -> list[tuple[str, Any, 
     return rows
 
 
-def executors_run_after(run_id: Any, superstep: int) -> list[str]:
+def executors_run_after(run_id: uuid.UUID, superstep: int) -> list[str]:
     """Executors invoked in supersteps after ``superstep`` of this run, in order of first run:
     what resuming from that superstep's checkpoint executes again."""
     rows = (
@@ -55,7 +56,7 @@ def executors_run_after(run_id: Any, superstep: int) -> list[str]:
     return list(dict.fromkeys(str(name) for name in rows if name))
 
 
-def requests_raised_after(run_id: Any, superstep: int) -> int:
+def requests_raised_after(run_id: uuid.UUID, superstep: int) -> int:
     return RunEvent.objects.filter(
         run_id=run_id, type="request_info", data__iteration__gt=superstep
     ).count()

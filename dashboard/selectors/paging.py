@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import Model, Q, QuerySet
 
-__all__ = ["KeysetPage", "keyset"]
+__all__ = ["Cursor", "KeysetPage", "keyset"]
+
+# (sort value, id) of the row a page starts after or ends before.
+type Cursor[K] = tuple[object, K]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,15 +25,15 @@ class KeysetPage[T]:
     has_previous: bool
 
 
-def keyset(
-    rows: QuerySet[Any],
+def keyset[M: Model, K](
+    rows: QuerySet[M],
     field: str,
     *,
     descending: bool,
-    after: tuple[Any, Any] | None,
-    before: tuple[Any, Any] | None,
+    after: Cursor[K] | None,
+    before: Cursor[K] | None,
     limit: int,
-) -> KeysetPage[Any]:
+) -> KeysetPage[M]:
     """Rows ordered by (field, id), ``limit`` of them after/before a cursor (value, id)."""
     newer_first = descending
     if before is not None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import uuid
-from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
@@ -15,21 +14,22 @@ from dashboard.models import (
     WorkflowRun,
 )
 from dashboard.selectors.paging import KeysetPage, keyset
+from dashboard.services.types import RunId
 
-__all__ = ["REPLAY_BATCH", "RUN_LIST_COLUMNS", "RunFilters", "run_children", "run_events_after", "run_events_page", "run_events_tail", "run_get", "run_list"]
+__all__ = ["REPLAY_BATCH", "RUN_LIST_COLUMNS", "RunFilters", "run_children", "run_events_after", "run_events_page", "run_events_tail", "run_get", "run_list", "run_list_full"]
 
 
 REPLAY_BATCH = 500
 
 
-def run_get(run_id: Any) -> WorkflowRun | None:
+def run_get(run_id: RunId) -> WorkflowRun | None:
     try:
         return WorkflowRun.objects.select_related("latest_checkpoint", "created_by").get(pk=run_id)
     except (WorkflowRun.DoesNotExist, ValidationError, ValueError):
         return None
 
 
-def run_events_after(run_id: Any, after_seq: int, limit: int = REPLAY_BATCH) -> list[RunEvent]:
+def run_events_after(run_id: uuid.UUID, after_seq: int, limit: int = REPLAY_BATCH) -> list[RunEvent]:
     """Events with ``seq > after_seq`` in order: what a reconnecting client missed."""
     return list(
         RunEvent.objects.filter(run_id=run_id, seq__gt=after_seq).order_by("seq")[:limit]
@@ -91,8 +91,8 @@ def run_list(
     filters: RunFilters,
     *,
     newest_first: bool = True,
-    after: tuple[dt.datetime, Any] | None = None,
-    before: tuple[dt.datetime, Any] | None = None,
+    after: tuple[dt.datetime, uuid.UUID] | None = None,
+    before: tuple[dt.datetime, uuid.UUID] | None = None,
     limit: int = 50,
 ) -> KeysetPage[WorkflowRun]:
     """Runs matching ``filters``, by creation time, one keyset page (only list columns loaded)."""
@@ -102,7 +102,13 @@ def run_list(
     )
 
 
-def run_events_tail(run_id: Any, limit: int, *, up_to: int | None = None) -> list[RunEvent]:
+def run_list_full(*, status: str = "", workflow: str = "", limit: int = 50) -> list[WorkflowRun]:
+    """Newest runs first with every column (the JSON API returns whole runs)."""
+    rows = _filtered_runs(RunFilters(status=status, workflow=workflow))
+    return list(rows.select_related("created_by").order_by("-created_at")[:limit])
+
+
+def run_events_tail(run_id: uuid.UUID, limit: int, *, up_to: int | None = None) -> list[RunEvent]:
     """The last ``limit`` events of a run (up to ``seq == up_to``), in order."""
     events = RunEvent.objects.filter(run_id=run_id)
     if up_to is not None:
@@ -112,7 +118,7 @@ def run_events_tail(run_id: Any, limit: int, *, up_to: int | None = None) -> lis
     return rows
 
 
-def run_events_page(run_id: Any, *, before_seq: int, limit: int) -> list[RunEvent]:
+def run_events_page(run_id: uuid.UUID, *, before_seq: int, limit: int) -> list[RunEvent]:
     """Up to ``limit`` events with ``seq < before_seq``, in order (older history)."""
     rows = list(
         RunEvent.objects.filter(run_id=run_id, seq__lt=before_seq).order_by("-seq")[:limit]
@@ -121,7 +127,7 @@ def run_events_page(run_id: Any, *, before_seq: int, limit: int) -> list[RunEven
     return rows
 
 
-def run_children(run_id: Any) -> list[WorkflowRun]:
+def run_children(run_id: uuid.UUID) -> list[WorkflowRun]:
     """Runs forked from this one, oldest first."""
     return list(
         WorkflowRun.objects.filter(parent_run_id=run_id)

@@ -8,7 +8,9 @@ entry, and only after the commit enqueues work or broadcasts (``transaction.on_c
 
 Modules: ``runs`` (start, cancel, resume, fork, retry, hold), ``execution`` (leases, checkpoint
 commits, finishing, the lease sweeper's rule), ``approvals``, ``retention``, ``authz`` (roles),
-``audit`` (the audit trail), ``common`` (events, status changes), ``errors`` and ``dispatch``.
+``audit`` (the audit trail), ``common`` (events, status changes), ``errors``, ``dispatch`` and
+``types`` (``Actor`` and ``RunId``, who acts and which run, in every signature here and in
+``selectors``).
 This package sits below execution, approvals, live consumers, web and API, which import it and
 never the reverse: work it hands upwards (execute a run, deliver a notification) goes through
 the hooks in ``dispatch``, plugged in by ``DashboardConfig.ready()``.

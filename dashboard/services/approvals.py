@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from django.contrib.auth.models import Group, User
 from django.db import transaction
 
 from dashboard import run_events
@@ -31,6 +32,7 @@ from dashboard.services.common import (
     username,
 )
 from dashboard.services.errors import Conflict, Forbidden, InvalidInput, NotFound
+from dashboard.services.types import Actor
 
 __all__ = [
     "approval_assign",
@@ -106,7 +108,7 @@ def _notify(approval: ApprovalRequest, rule: ApprovalRule, event: str) -> None:
 def approval_decide(
     request_id: str,
     *,
-    user: Any,
+    user: Actor,
     approved: bool,
     response: Any = None,
     reason: str = "",
@@ -125,8 +127,8 @@ def approval_decide(
         InvalidInput: the response does not fit the request's response type.
     """
     action = "approve" if approved else "reject"
-    authz.require(user, action, target=f"request {request_id}")
-    _refuse_by_rule(user, request_id, action)
+    who = authz.require(user, action, target=f"request {request_id}")
+    _refuse_by_rule(who, request_id, action)
     with transaction.atomic():
         approval = _locked_approval(request_id)
         if approval.status != ApprovalStatus.PENDING:
@@ -136,27 +138,28 @@ def approval_decide(
             raise Conflict(
                 f"request {request_id!r} is stale: run {run.pk} is {run.status} on another branch"
             )
-        if user is not None and approval.claimed_by_id and approval.claimed_by_id != user.pk:
-            raise Conflict(f"request {request_id!r} is claimed by {approval.claimed_by.get_username()}")
+        claimer = approval.claimed_by
+        if who is not None and claimer is not None and claimer.pk != who.pk:
+            raise Conflict(f"request {request_id!r} is claimed by {claimer.get_username()}")
         value = _response_value(run.workflow_name, approval, approved, response)
-        if user is not None and approval.required_approvals > 1:
-            if ApprovalVote.objects.filter(request=approval, user=user).exists():
-                raise Conflict(f"{user.get_username()} has already voted on request {request_id!r}")
-            ApprovalVote.objects.create(request=approval, user=user, approve=approved, reason=reason or "")
+        if who is not None and approval.required_approvals > 1:
+            if ApprovalVote.objects.filter(request=approval, user=who).exists():
+                raise Conflict(f"{who.get_username()} has already voted on request {request_id!r}")
+            ApprovalVote.objects.create(request=approval, user=who, approve=approved, reason=reason or "")
             approvals = approval.votes.filter(approve=True).count()
             record_events(run, [run_events.approval_vote(
-                request_id, username(user), approved, approvals, approval.required_approvals
+                request_id, who.get_username(), approved, approvals, approval.required_approvals
             )])
-            audit.record(user, f"vote_{action}", run=run, target=f"request {request_id}",
+            audit.record(who, f"vote_{action}", run=run, target=f"request {request_id}",
                          checkpoint_before=approval.checkpoint_id, details={"approvals": approvals})
             if approved and approvals < approval.required_approvals:
                 transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
                 return approval
-        _decide(approval, run, user, approved, value, reason)
+        _decide(approval, run, who, approved, value, reason)
     return approval
 
 
-def _refuse_by_rule(user: Any, request_id: str, action: str) -> None:
+def _refuse_by_rule(user: User | None, request_id: str, action: str) -> None:
     """Rule checks that must leave an audited refusal, done before the decision's transaction."""
     if user is None:
         return
@@ -177,7 +180,9 @@ def _refuse_by_rule(user: Any, request_id: str, action: str) -> None:
         raise Forbidden(refusal)
 
 
-def _decide(approval: ApprovalRequest, run: WorkflowRun, user: Any, approved: bool, value: Any, reason: str) -> None:
+def _decide(
+    approval: ApprovalRequest, run: WorkflowRun, user: User | None, approved: bool, value: Any, reason: str
+) -> None:
     approval.status = ApprovalStatus.APPROVED if approved else ApprovalStatus.REJECTED
     approval.response = value
     approval.reason = (reason or "")[:5000]
@@ -228,30 +233,35 @@ def _response_value(workflow_name: str, approval: ApprovalRequest, approved: boo
 # ---------------------------------------------------------------------------- claim & assign
 
 
-def approval_claim(request_id: str, *, user: Any, release: bool = False) -> ApprovalRequest:
+def approval_claim(request_id: str, *, user: Actor, release: bool = False) -> ApprovalRequest:
     """Take a pending request (others then cannot decide it), or give it back."""
-    authz.require(user, "claim", target=f"request {request_id}")
+    who = authz.require(user, "claim", target=f"request {request_id}")
+    if who is None:
+        raise InvalidInput("only a user can claim a request", errors={"user": "a user is required"})
     if not release:
-        _refuse_by_rule(user, request_id, "claim")  # no claiming what one may not decide
+        _refuse_by_rule(who, request_id, "claim")  # no claiming what one may not decide
     with transaction.atomic():
         approval = _locked_approval(request_id)
         if approval.status != ApprovalStatus.PENDING:
             raise Conflict(_already_decided(approval))
+        claimer = approval.claimed_by
         if release:
-            if approval.claimed_by_id != user.pk:
+            if claimer is None or claimer.pk != who.pk:
                 raise Conflict(f"request {request_id!r} is not claimed by you")
             approval.claimed_by, approval.claimed_at = None, None
         else:
-            if approval.claimed_by_id and approval.claimed_by_id != user.pk:
-                raise Conflict(f"request {request_id!r} is already claimed by {approval.claimed_by.get_username()}")
-            approval.claimed_by, approval.claimed_at = user, now()
+            if claimer is not None and claimer.pk != who.pk:
+                raise Conflict(f"request {request_id!r} is already claimed by {claimer.get_username()}")
+            approval.claimed_by, approval.claimed_at = who, now()
         approval.save(update_fields=["claimed_by", "claimed_at"])
-        audit.record(user, "unclaim" if release else "claim", run=approval.run, target=f"request {request_id}")
+        audit.record(who, "unclaim" if release else "claim", run=approval.run, target=f"request {request_id}")
         transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
     return approval
 
 
-def approval_assign(request_id: str, *, user: Any, assignee: Any = None, group: Any = None) -> ApprovalRequest:
+def approval_assign(
+    request_id: str, *, user: Actor, assignee: User | None = None, group: Group | None = None
+) -> ApprovalRequest:
     """Assign a pending request to a user or a group (or clear the assignment)."""
     authz.require(user, "assign", target=f"request {request_id}")
     if assignee is not None and group is not None:

@@ -4,8 +4,11 @@ consumers and the admin enforce the same rules."""
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
+
 from dashboard.models import AuditEntry, WorkflowRun
 from dashboard.services import audit
+from dashboard.services.common import is_user
 from dashboard.services.errors import Forbidden
 from dashboard.services.types import Actor
 
@@ -38,14 +41,16 @@ def can(user: Actor, action: str) -> bool:
     return user.has_perm(ACTION_PERMISSIONS[action])
 
 
-def require(user: Actor, action: str, *, run: WorkflowRun | None = None, target: str = "") -> None:
+def require(
+    user: Actor, action: str, *, run: WorkflowRun | None = None, target: str = ""
+) -> User | None:
     """Raise Forbidden (and record the refusal) unless ``user`` may do ``action``.
 
     Call it before opening the action's transaction: the refusal must be kept even though the
-    action does not happen.
+    action does not happen. Returns who acts, now known to be signed in, or None for the system.
     """
     if can(user, action):
-        return
+        return user if is_user(user) else None
     audit.record(user, action, outcome=AuditEntry.DENIED, run=run, target=target)
     who = user.get_username() if user is not None and user.is_authenticated else "anonymous users"
     raise Forbidden(f"{who} may not {action.replace('_', ' ')} (role required)")

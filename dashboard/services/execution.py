@@ -82,7 +82,9 @@ def lease_acquire(run_id: RunId, owner: str) -> Lease | None:
         run.started_at = run.started_at or moment
         set_status(run, RunStatus.RUNNING)
         run.save()
-        events = [run_events.run_status(RunStatus.RUNNING, attempt=run.attempts, worker=owner)]
+        events: list[run_events.RunStatusChanged | run_events.RunRecovered] = [
+            run_events.run_status(RunStatus.RUNNING, attempt=run.attempts, worker=owner)
+        ]
         if takeover:
             events.insert(0, run_events.run_recovered(run.attempts, owner))
         record_events(run, events)

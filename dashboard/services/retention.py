@@ -17,10 +17,12 @@ import dataclasses
 import datetime as dt
 import fnmatch
 import time
+import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
-from django.db import transaction
+from django.db import models, transaction
+from django.db.models import QuerySet
 
 from dashboard import run_events
 from dashboard.checkpoints.blob_uses import (
@@ -40,10 +42,14 @@ from dashboard.models import (
 from dashboard.services import audit, authz
 from dashboard.services.common import now, record_events
 from dashboard.services.errors import NotFound
+from dashboard.services.types import Actor
 
 __all__ = ["PruneReport", "checkpoint_prune", "retention_preview"]
 
 BATCH_SIZE = 1000
+
+# A checkpoint retention may delete: its id, its run and its size in bytes.
+type _Candidate = tuple[str, uuid.UUID, int]
 
 
 @dataclasses.dataclass
@@ -86,7 +92,7 @@ def checkpoint_prune(
     *,
     policy: RetentionPolicy | str | None = None,
     dry_run: bool = False,
-    user: Any = None,
+    user: Actor = None,
     batch_size: int = BATCH_SIZE,
 ) -> list[PruneReport]:
     """Apply one policy (by object or name) or every enabled one.
@@ -105,7 +111,7 @@ def checkpoint_prune(
     return reports
 
 
-def _eligible_runs(policy: RetentionPolicy) -> Any:
+def _eligible_runs(policy: RetentionPolicy) -> QuerySet[WorkflowRun]:
     names = [
         name
         for name in WorkflowRun.objects.values_list("workflow_name", flat=True).distinct()
@@ -120,7 +126,7 @@ def _eligible_runs(policy: RetentionPolicy) -> Any:
 def _prune_policy(policy: RetentionPolicy, *, dry_run: bool, batch_size: int) -> PruneReport:
     report = PruneReport(policy=policy.name, dry_run=dry_run)
     runs = _eligible_runs(policy)
-    doomed: set[Any] = set()
+    doomed: set[uuid.UUID] = set()
     # Lineages that lost checkpoints: their blob uses are reviewed once, after the batches
     # (per batch, a long lineage would be read again for every thousand checkpoints).
     touched: set[str] = set()
@@ -141,7 +147,7 @@ def _prune_policy(policy: RetentionPolicy, *, dry_run: bool, batch_size: int) ->
         if not dry_run:
             _collect_orphan_blobs(touched, batch_size, report)  # blobs only the deleted runs used
         return report
-    batch: list[tuple[str, Any, int]] = []
+    batch: list[_Candidate] = []
     for run_id in _keyset(runs, batch_size):
         if run_id in doomed:
             continue
@@ -157,7 +163,7 @@ def _prune_policy(policy: RetentionPolicy, *, dry_run: bool, batch_size: int) ->
     return report
 
 
-def _keyset(queryset: Any, size: int) -> Iterator[Any]:
+def _keyset(queryset: QuerySet[WorkflowRun], size: int) -> Iterator[uuid.UUID]:
     """Primary keys of a queryset, fetched ``size`` at a time in key order."""
     last = None
     while True:
@@ -171,7 +177,7 @@ def _keyset(queryset: Any, size: int) -> Iterator[Any]:
         last = keys[-1]
 
 
-def _protected_of_run(run_id: Any) -> set[str]:
+def _protected_of_run(run_id: uuid.UUID) -> set[str]:
     keep = set(ApprovalRequest.objects.filter(run_id=run_id).values_list("checkpoint_id", flat=True))
     keep.update(
         c for c in WorkflowRun.objects.filter(parent_run_id=run_id).values_list("origin_checkpoint_id", flat=True) if c
@@ -185,7 +191,7 @@ def _protected_of_run(run_id: Any) -> set[str]:
     return keep
 
 
-def _removable_whole(run_id: Any) -> bool:
+def _removable_whole(run_id: uuid.UUID) -> bool:
     """A run with a live fork, or a held checkpoint, is kept whole."""
     return not (
         WorkflowRun.objects.filter(parent_run_id=run_id).exists()
@@ -193,7 +199,7 @@ def _removable_whole(run_id: Any) -> bool:
     )
 
 
-def _run_candidates(run_id: Any, policy: RetentionPolicy, size: int) -> Iterator[tuple[str, Any, int]]:
+def _run_candidates(run_id: uuid.UUID, policy: RetentionPolicy, size: int) -> Iterator[_Candidate]:
     protected = _protected_of_run(run_id)
     rows = Checkpoint.objects.filter(run_id=run_id, on_hold=False)
     if policy.delete_checkpoints_older_than_days is not None:
@@ -201,7 +207,7 @@ def _run_candidates(run_id: Any, policy: RetentionPolicy, size: int) -> Iterator
     if policy.keep_last_checkpoints is not None:
         newest = Checkpoint.objects.filter(run_id=run_id).order_by("-created_at", "-pk")
         protected.update(newest.values_list("pk", flat=True)[: policy.keep_last_checkpoints])
-    last: tuple[Any, str] | None = None
+    last: tuple[dt.datetime, str] | None = None
     while True:
         page = rows.order_by("created_at", "pk")
         if last is not None:
@@ -216,7 +222,7 @@ def _run_candidates(run_id: Any, policy: RetentionPolicy, size: int) -> Iterator
 
 
 def _apply(
-    batch: list[tuple[str, Any, int]], policy: RetentionPolicy, report: PruneReport, dry_run: bool, touched: set[str]
+    batch: list[_Candidate], policy: RetentionPolicy, report: PruneReport, dry_run: bool, touched: set[str]
 ) -> None:
     if dry_run:
         report.checkpoints += len(batch)
@@ -239,7 +245,7 @@ def _apply(
         sizes = {pk: size for pk, size, _ in rows}
         Checkpoint.objects.filter(pk__in=list(sizes)).delete()
         touched.update(lineage for _, _, lineage in rows)
-        per_run: dict[Any, int] = {}
+        per_run: dict[uuid.UUID, int] = {}
         for cid, run_id, _ in batch:
             if cid in sizes:
                 per_run[run_id] = per_run.get(run_id, 0) + 1
@@ -252,7 +258,7 @@ def _apply(
     report.batches += 1
 
 
-def _delete_run(run_id: Any, policy: RetentionPolicy, report: PruneReport, batch_size: int, touched: set[str]) -> None:
+def _delete_run(run_id: uuid.UUID, policy: RetentionPolicy, report: PruneReport, batch_size: int, touched: set[str]) -> None:
     """Delete a whole run in short transactions, leaving an audit tombstone."""
     run = WorkflowRun.objects.filter(pk=run_id).first()
     if run is None:
@@ -261,18 +267,18 @@ def _delete_run(run_id: Any, policy: RetentionPolicy, report: PruneReport, batch
     size = sum(Checkpoint.objects.filter(run_id=run_id).values_list("size_bytes", flat=True))
     # Its lineages' blob uses are reviewed after the pass (a superset is safe if it stops).
     touched.update(Checkpoint.objects.filter(run_id=run_id).values_list("engine_run_id", flat=True).distinct())
-    for model, field in ((RunEvent, "run_id"), (Checkpoint, "run_id")):
+    checkpoints = Checkpoint.objects.filter(run_id=run_id).exclude(approval_requests__isnull=False)
+    if run.latest_checkpoint_id:
+        checkpoints = checkpoints.exclude(pk=run.latest_checkpoint_id)
+    rows: QuerySet[RunEvent] | QuerySet[Checkpoint]
+    for rows in (RunEvent.objects.filter(run_id=run_id), checkpoints):
         while True:
             with _timed_transaction(report):
                 if not WorkflowRun.objects.select_for_update().filter(pk=run_id, status=policy.status, on_hold=False).exists():
                     return  # resumed or held meanwhile: stop here, what is left stays valid
-                keys = list(model.objects.filter(**{field: run_id}).exclude(
-                    **({"approval_requests__isnull": False} if model is Checkpoint else {})
-                ).exclude(**({"pk": run.latest_checkpoint_id} if model is Checkpoint and run.latest_checkpoint_id else {})
-                ).values_list("pk", flat=True)[:batch_size])
-                model.objects.filter(pk__in=keys).delete()
+                deleted = _delete_first(rows, batch_size)
             report.batches += 1
-            if len(keys) < batch_size:
+            if deleted < batch_size:
                 break
     with _timed_transaction(report):
         locked = WorkflowRun.objects.select_for_update().filter(pk=run_id, status=policy.status, on_hold=False).first()
@@ -288,6 +294,13 @@ def _delete_run(run_id: Any, policy: RetentionPolicy, report: PruneReport, batch
     report.bytes += size
 
 
+def _delete_first[M: models.Model](rows: QuerySet[M], size: int) -> int:
+    """Delete the first ``size`` of ``rows`` by key; returns how many that was."""
+    keys = list(rows.values_list("pk", flat=True)[:size])
+    rows.model._default_manager.filter(pk__in=keys).delete()
+    return len(keys)
+
+
 # Lineages whose uses one transaction reviews (each reads its surviving checkpoints' refs).
 LINEAGES_PER_TRANSACTION = 20
 
@@ -299,13 +312,24 @@ def _collect_orphan_blobs(touched: set[str], batch_size: int, report: PruneRepor
     for start in range(0, len(lineages), LINEAGES_PER_TRANSACTION):
         with _timed_transaction(report):
             release_unused_uses(lineages[start : start + LINEAGES_PER_TRANSACTION])
-    for sweep in (release_uses_of_gone_lineages, collect_unused_blobs):
-        after = None
-        while True:
-            with _timed_transaction(report):
-                looked_at, after = sweep(limit=batch_size, after=after)
-            if looked_at < batch_size:
-                break
+    _sweep_all(release_uses_of_gone_lineages, batch_size, report)
+    _sweep_all(collect_unused_blobs, batch_size, report)
+
+
+class _Sweep[K](Protocol):
+    """Looks at up to ``limit`` rows past the key ``after``: how many it looked at, and the
+    key to go on from."""
+
+    def __call__(self, *, limit: int, after: K | None) -> tuple[int, K | None]: ...
+
+
+def _sweep_all[K](sweep: _Sweep[K], batch_size: int, report: PruneReport) -> None:
+    after: K | None = None
+    while True:
+        with _timed_transaction(report):
+            looked_at, after = sweep(limit=batch_size, after=after)
+        if looked_at < batch_size:
+            return
 
 
 @contextlib.contextmanager

@@ -31,8 +31,8 @@ from dashboard.services.common import (
     username,
 )
 from dashboard.services.errors import Conflict, InvalidInput, NotFound
-from dashboard.services.types import Actor, RunId
 from dashboard.services.execution import _approval_specs
+from dashboard.services.types import Actor, RunId
 from workflows import CheckpointDecodeError, CheckpointEncodeError, WorkflowCheckpoint
 from workflows.storage import encode, split_checkpoint
 

@@ -9,28 +9,36 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.middleware import HtmxDetails
 
-__all__ = ["htmx_target", "is_htmx", "page_view"]
+if TYPE_CHECKING:
+    from dashboard.services.types import Actor
+
+__all__ = ["HtmxHttpRequest", "htmx_target", "page_view"]
 
 View = Callable[..., HttpResponse]
 
 
-def is_htmx(request: HttpRequest) -> bool:
-    return request.headers.get("HX-Request") == "true"
+class HtmxHttpRequest(HttpRequest):
+    """A request that went through django-htmx's middleware: ``request.htmx`` is truthy for an
+    htmx request and carries its headers (target, current URL, history restore...)."""
+
+    htmx: HtmxDetails
 
 
-def htmx_target(request: HttpRequest) -> str:
+def htmx_target(request: HtmxHttpRequest) -> str:
     """The id of the element an htmx request will swap ("" for a normal request). History
     restores carry the header too but want the whole page."""
-    if not is_htmx(request) or request.headers.get("HX-History-Restore-Request") == "true":
+    if not request.htmx or request.htmx.history_restore_request:
         return ""
-    return request.headers.get("HX-Target", "")
+    return request.htmx.target or ""
 
 
 def page_view(*methods: str) -> Callable[[View], View]:
@@ -44,9 +52,9 @@ def page_view(*methods: str) -> Callable[[View], View]:
 
     def wrap(view: View) -> View:
         @functools.wraps(view)
-        def inner(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def inner(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             if not _may_view(request):
-                if is_htmx(request):
+                if request.htmx:
                     return _htmx_login(request)
                 return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
             if request.method not in allowed and not (
@@ -74,7 +82,7 @@ def _may_view(request: HttpRequest) -> bool:
     return True
 
 
-def allowed_actions(user: Any) -> dict[str, bool]:
+def allowed_actions(user: Actor) -> dict[str, bool]:
     """What the user's role lets them do, to offer only those buttons (the services check
     again, and their refusal is what counts)."""
     from dashboard import services
@@ -86,10 +94,10 @@ def allowed_actions(user: Any) -> dict[str, bool]:
     }
 
 
-def _htmx_login(request: HttpRequest) -> HttpResponse:
-    current = request.headers.get("HX-Current-URL", "")
-    parts = urlsplit(current)
+def _htmx_login(request: HtmxHttpRequest) -> HttpResponse:
+    # Path and query only, whatever host the header names: never a redirect off this site.
+    parts = urlsplit(request.htmx.current_url or "")
     next_path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    response = HttpResponse(status=401)
-    response["HX-Redirect"] = f"{settings.LOGIN_URL}?{urlencode({'next': next_path})}"
-    return response
+    return HttpResponseClientRedirect(
+        f"{settings.LOGIN_URL}?{urlencode({'next': next_path})}", status=401
+    )

@@ -200,7 +200,9 @@ def layout_graph(
         names, placed.labels, placed.boxes, placed.layers, placed.orders, details, strict=True
     )
     nodes = tuple(
-        PlacedNode(name, label, *box, layer, order, d.kind, d.caption, d.role)
+        PlacedNode(
+            name, label, box.x, box.y, box.width, box.height, layer, order, d.kind, d.caption, d.role
+        )
         for name, label, box, layer, order, d in columns
     )
     return GraphLayout(

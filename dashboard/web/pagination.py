@@ -22,14 +22,12 @@ from dashboard.selectors import KeysetPage
 __all__ = ["Page", "decode_cursor", "encode_cursor", "page_links"]
 
 
-def encode_cursor(value: dt.datetime | None, pk: Any) -> str:
+def encode_cursor(value: dt.datetime | None, pk: object) -> str:
     raw = json.dumps([value.isoformat() if value else None, str(pk)], separators=(",", ":"))
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def decode_cursor(
-    text: str | None, pk_type: Callable[[str], Any] = str
-) -> tuple[dt.datetime, Any] | None:
+def decode_cursor[K](text: str | None, pk_type: Callable[[str], K]) -> tuple[dt.datetime, K] | None:
     """(value, pk) of a cursor, with ``pk_type`` applied to the id (``uuid.UUID``, ``int``)."""
     if not text or len(text) > 200:
         return None

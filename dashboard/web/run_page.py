@@ -1,15 +1,14 @@
 """The run detail page's pieces, built the same way for the page and for its live updates.
 
 ``views_run_detail`` renders the whole page from ``page_context``; the run websocket in HTML
-mode (``dashboard.live.consumers``) re-renders single partials of the same template with
-``live_messages`` as events arrive, so the page and its updates never disagree.
+mode re-renders single partials of the same template from ``summary_context`` and
+``timeline_context`` as events arrive (``dashboard.web.live_fragments``), so the page and its
+updates never disagree.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-from django.template.loader import render_to_string
 
 from dashboard import selectors
 from dashboard.execution import registry
@@ -22,7 +21,6 @@ from dashboard.web.timeline import build_timeline
 __all__ = [
     "LOG_LIMIT",
     "intermediate_outputs",
-    "live_messages",
     "page_context",
     "summary_context",
     "timeline_context",
@@ -31,21 +29,6 @@ __all__ = [
 LOG_LIMIT = 200
 INTERMEDIATE_LIMIT = 50
 TEMPLATE = "dashboard/run_detail.html"
-# Events after which the header, details, outcome and timeline are drawn again.
-REDRAW_TYPES = frozenset(
-    {
-        "run_status",
-        "superstep_completed",
-        "checkpoint",
-        "approval_decided",
-        "output",
-        "run_forked",
-        "failed",
-        "run_recovered",
-        "run_requeued",
-        "intermediate",
-    }
-)
 
 
 def deployed_hash(workflow_name: str) -> str | None:
@@ -104,7 +87,7 @@ def timeline_context(
     *,
     selected: str | None = None,
     full: bool = False,
-    rows: list[dict[str, Any]] | None = None,
+    rows: list[selectors.CheckpointRow] | None = None,
 ) -> dict[str, Any]:
     if rows is None:
         rows = selectors.run_checkpoint_rows(run.pk)
@@ -154,50 +137,3 @@ def page_context(
         "nav_section": "runs",
     }
     return context
-
-
-def live_messages(
-    run_id: Any, events: list[RunEvent], *, redraw: bool = False
-) -> list[dict[str, Any]]:
-    """What the run's websocket sends a browser for these new events: their log rows (one
-    swap, carrying the last sequence number), each executor's state, and, after events that
-    change them, the header, details, outcome and timeline drawn again."""
-    run = selectors.run_get(run_id)
-    if run is None:
-        return []
-    messages: list[dict[str, Any]] = []
-    if events:
-        html = render_to_string(
-            f"{TEMPLATE}#event_rows", {"events": event_views(events), "run": run}
-        )
-        messages.append(
-            {
-                "type": "html",
-                "seq": events[-1].seq,
-                "target": "#event-log-rows",
-                "swap": "afterbegin",
-                "html": html,
-            }
-        )
-    found = graph_state.workflow_layout(run.workflow_name)
-    if found is not None:
-        states = graph_state.run_states(run, found[1], [node.id for node in found[0].nodes])
-        for node in found[0].nodes:
-            messages.append(
-                {
-                    "type": "executor_state",
-                    "executor": node.id,
-                    "state": states.get(node.id, "idle"),
-                }
-            )
-    if redraw or any(event.type in REDRAW_TYPES for event in events):
-        context = {**summary_context(run), **timeline_context(run)}
-        for partial, target in (
-            ("header", "#run-header"),
-            ("outcome", "#run-outcome"),
-            ("details", "#run-details"),
-            ("timeline", "#run-timeline"),
-        ):
-            html = render_to_string(f"{TEMPLATE}#{partial}", context)
-            messages.append({"type": "html", "target": target, "swap": "outerHTML", "html": html})
-    return messages

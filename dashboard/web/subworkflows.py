@@ -218,7 +218,7 @@ class SubworkflowPanel:
     state: Any = None
     executor_states: Any = None
     requests: list[InnerRequest] = field(default_factory=list)
-    checkpoints: list[dict[str, Any]] = field(default_factory=list)
+    checkpoints: list[selectors.CheckpointRow] = field(default_factory=list)
     open: bool = False
 
     @property
@@ -242,7 +242,7 @@ def panel(
     *,
     checkpoint_id: str | None = None,
     index: int = 0,
-    rows: list[dict[str, Any]] | None = None,
+    rows: list[selectors.CheckpointRow] | None = None,
 ) -> SubworkflowPanel | None:
     """The panel of one sub-workflow node at ``checkpoint_id`` (the latest when not given or
     not one of this run's), or None when the node is not a sub-workflow of the run's graph."""

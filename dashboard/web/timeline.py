@@ -15,11 +15,11 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from dashboard.models import RunStatus, WorkflowRun
-from workflows import CheckpointKind
+from dashboard.selectors import CheckpointRow
 from dashboard.web.timefmt import CreatedAtLabels
+from workflows import CheckpointKind
 
 __all__ = ["Branch", "Gap", "Item", "Timeline", "build_timeline", "duration_label"]
 
@@ -90,7 +90,7 @@ class Timeline:
 
 def build_timeline(
     run: WorkflowRun,
-    rows: Sequence[dict[str, Any]],
+    rows: Sequence[CheckpointRow],
     children: Iterable[WorkflowRun],
     *,
     deployed_hash: str | None,
@@ -99,7 +99,7 @@ def build_timeline(
 ) -> Timeline:
     """The tree of this run's checkpoints (``selectors.run_checkpoint_rows``) and forks."""
     by_id = {row["checkpoint_id"]: row for row in rows}
-    lineages: dict[str, list[dict[str, Any]]] = {}
+    lineages: dict[str, list[CheckpointRow]] = {}
     for row in rows:
         lineages.setdefault(row["engine_run_id"], []).append(row)
     forks: dict[str, list[WorkflowRun]] = {}
@@ -109,14 +109,15 @@ def build_timeline(
     roots: list[str] = []
     for lineage, items in lineages.items():
         base = items[0]["previous_checkpoint_id"]
-        if base in by_id and by_id[base]["engine_run_id"] != lineage:
+        if base is not None and base in by_id and by_id[base]["engine_run_id"] != lineage:
             starts.setdefault(base, []).append(lineage)
         else:
             roots.append(lineage)
     last_id = rows[-1]["checkpoint_id"] if rows else None
-    current_last = lineages.get(run.engine_run_id, [{}])[-1].get("checkpoint_id") or last_id
+    current = lineages.get(run.engine_run_id)
+    current_last = (current[-1]["checkpoint_id"] if current else None) or last_id
 
-    def item(row: dict[str, Any]) -> Item:
+    def item(row: CheckpointRow) -> Item:
         previous = by_id.get(row["previous_checkpoint_id"] or "")
         kind = str(row.get("kind") or CheckpointKind.SUPERSTEP)
         duration = None
@@ -143,7 +144,7 @@ def build_timeline(
             entry.branches.append(Branch("fork", f"Forked into run {str(child.pk)[:8]}", run=child))
         return entry
 
-    def column(items: list[dict[str, Any]]) -> list[Item | Gap]:
+    def column(items: list[CheckpointRow]) -> list[Item | Gap]:
         built = [item(row) for row in items]
         if full or len(built) <= CUT_ABOVE:
             return list(built)
@@ -156,7 +157,7 @@ def build_timeline(
     return Timeline(entries=entries, count=len(rows), truncated=truncated)
 
 
-def _marker(run: WorkflowRun, row: dict[str, Any], current_last: str | None) -> str:
+def _marker(run: WorkflowRun, row: CheckpointRow, current_last: str | None) -> str:
     """The dot's colour: settled checkpoints are done; the run's latest says what it does."""
     if row["checkpoint_id"] != current_last:
         return "done"

@@ -14,7 +14,7 @@ from django.utils import timezone
 from dashboard import selectors, services
 from dashboard.execution import registry
 from dashboard.models import ApprovalRequest, ApprovalStatus
-from dashboard.web.access import allowed_actions, htmx_target, is_htmx, page_view
+from dashboard.web.access import HtmxHttpRequest, allowed_actions, htmx_target, page_view
 from dashboard.web.display import readable, short_type_name
 from dashboard.web.forms import (
     ApprovalFilterForm,
@@ -160,7 +160,7 @@ def _inbox_context(request: HttpRequest) -> dict[str, Any]:
 
 
 @page_view("GET")
-def approval_inbox(request: HttpRequest) -> HttpResponse:
+def approval_inbox(request: HtmxHttpRequest) -> HttpResponse:
     context = _inbox_context(request)
     target = htmx_target(request)
     if target == "approval-list":
@@ -192,7 +192,7 @@ def _outcome_text(approval: ApprovalRequest) -> str:
 
 
 @page_view("POST")
-def approval_decide(request: HttpRequest, request_id: str) -> HttpResponse:
+def approval_decide(request: HtmxHttpRequest, request_id: str) -> HttpResponse:
     approval = selectors.approval_get(request_id)
     if approval is None:
         raise Http404("No such request.")
@@ -220,7 +220,7 @@ def approval_decide(request: HttpRequest, request_id: str) -> HttpResponse:
             status, error = (422 if exc.status == 400 else exc.status), exc.message
         else:
             outcome = _outcome_text(decided)
-            if not is_htmx(request):
+            if not request.htmx:
                 messages.success(request, outcome)
                 return redirect(
                     f"{reverse('dashboard:approval_inbox')}?request={decided.request_id}"
@@ -233,7 +233,7 @@ def approval_decide(request: HttpRequest, request_id: str) -> HttpResponse:
     keep = response if fresh is not None and fresh.status == ApprovalStatus.PENDING else None
     context = panel_context(fresh, decision=decision, response=keep, mode=mode, error=error)
     context["may"] = allowed_actions(request.user)
-    if is_htmx(request):
+    if request.htmx:
         return render(request, f"{INBOX}#panel", context, status=status)
     return render(request, INBOX, {**_inbox_context(request), **context}, status=status)
 
@@ -273,7 +273,7 @@ def response_text(response: Any) -> str | None:
 
 
 @page_view("GET")
-def approval_archive(request: HttpRequest) -> HttpResponse:
+def approval_archive(request: HtmxHttpRequest) -> HttpResponse:
     workflows = registry.names()
     form = ApprovalFilterForm(request.GET, workflows=workflows)
     filters = form.cleaned()

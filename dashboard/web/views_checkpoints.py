@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from typing import Any
 
 from django.contrib import messages
@@ -15,7 +16,7 @@ from django.utils import timezone
 from dashboard import selectors, services
 from dashboard.models import Checkpoint, WorkflowRun
 from dashboard.web import previews, run_page
-from dashboard.web.access import allowed_actions, htmx_target, page_view
+from dashboard.web.access import HtmxHttpRequest, allowed_actions, htmx_target, page_view
 from dashboard.web.display import readable_checkpoint
 from dashboard.web.forms import ForkForm, apply_errors
 from dashboard.web.jsondiff import diff_json
@@ -24,7 +25,7 @@ TEMPLATE = "dashboard/checkpoint_detail.html"
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
 
-def _load(run_id: Any, checkpoint_id: str) -> tuple[WorkflowRun, Checkpoint]:
+def _load(run_id: uuid.UUID, checkpoint_id: str) -> tuple[WorkflowRun, Checkpoint]:
     run = selectors.run_get(run_id)
     checkpoint = selectors.checkpoint_get(run.pk, checkpoint_id) if run else None
     if run is None or checkpoint is None:
@@ -37,7 +38,7 @@ def _comparable(row: Checkpoint, document: dict[str, Any]) -> dict[str, Any]:
     return {"superstep": row.superstep, **readable_checkpoint(document)}
 
 
-def _choice_label(row: dict[str, Any], previous_id: str | None) -> str:
+def _choice_label(row: selectors.CheckpointRow, previous_id: str | None) -> str:
     label = f"Superstep {row['superstep']}"
     if row.get("kind") and row["kind"] != "superstep":
         label += f" ({row['kind']})"
@@ -51,7 +52,7 @@ def _diff_context(
     checkpoint: Checkpoint,
     document: dict[str, Any],
     compare: str | None,
-    rows: list[dict[str, Any]] | None = None,
+    rows: list[selectors.CheckpointRow] | None = None,
 ) -> dict[str, Any]:
     if rows is None:
         rows = selectors.run_checkpoint_rows(run.pk)
@@ -116,7 +117,7 @@ def inspector_context(
 
 
 @page_view("GET")
-def checkpoint_detail(request: HttpRequest, run_id: Any, checkpoint_id: str) -> HttpResponse:
+def checkpoint_detail(request: HtmxHttpRequest, run_id: uuid.UUID, checkpoint_id: str) -> HttpResponse:
     run, checkpoint = _load(run_id, checkpoint_id)
     if htmx_target(request) == "checkpoint-diff":
         document = selectors.checkpoint_document(checkpoint)
@@ -130,7 +131,7 @@ def checkpoint_detail(request: HttpRequest, run_id: Any, checkpoint_id: str) -> 
 
 
 @page_view("GET")
-def checkpoint_download(request: HttpRequest, run_id: Any, checkpoint_id: str) -> HttpResponse:
+def checkpoint_download(request: HttpRequest, run_id: uuid.UUID, checkpoint_id: str) -> HttpResponse:
     """The whole checkpoint in the codec's JSON, as stored (blobs joined back in)."""
     run, checkpoint = _load(run_id, checkpoint_id)
     body = json.dumps(selectors.checkpoint_document(checkpoint), indent=2, ensure_ascii=False)
@@ -143,7 +144,7 @@ def checkpoint_download(request: HttpRequest, run_id: Any, checkpoint_id: str) -
 
 
 @page_view("POST")
-def checkpoint_resume(request: HttpRequest, run_id: Any, checkpoint_id: str) -> HttpResponse:
+def checkpoint_resume(request: HttpRequest, run_id: uuid.UUID, checkpoint_id: str) -> HttpResponse:
     run, checkpoint = _load(run_id, checkpoint_id)
     try:
         services.run_resume(run.pk, checkpoint_id=checkpoint.checkpoint_id, user=request.user)
@@ -155,7 +156,7 @@ def checkpoint_resume(request: HttpRequest, run_id: Any, checkpoint_id: str) -> 
 
 
 @page_view("POST")
-def checkpoint_fork(request: HttpRequest, run_id: Any, checkpoint_id: str) -> HttpResponse:
+def checkpoint_fork(request: HttpRequest, run_id: uuid.UUID, checkpoint_id: str) -> HttpResponse:
     run, checkpoint = _load(run_id, checkpoint_id)
     form = ForkForm(request.POST)
     status = 422

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.contrib import messages
@@ -10,6 +11,7 @@ from django.shortcuts import redirect, render
 
 from dashboard import selectors, services
 from dashboard.models import WorkflowRun
+from dashboard.services.types import Actor
 from dashboard.web import previews, run_page, subworkflows
 from dashboard.web.access import allowed_actions, page_view
 from dashboard.web.events import event_views
@@ -18,14 +20,14 @@ TEMPLATE = "dashboard/run_detail.html"
 EVENTS_PAGE = 500
 
 
-def _run_or_404(run_id: Any) -> WorkflowRun:
+def _run_or_404(run_id: uuid.UUID) -> WorkflowRun:
     run = selectors.run_get(run_id)
     if run is None:
         raise Http404("No such run.")
     return run
 
 
-def actions_context(run: WorkflowRun, user: Any) -> dict[str, Any]:
+def actions_context(run: WorkflowRun, user: Actor) -> dict[str, Any]:
     pending = len(selectors.pending_approvals_by_run([run.pk]).get(run.pk, []))
     return {
         **run_page.summary_context(run),
@@ -55,19 +57,19 @@ def render_detail(
 
 
 @page_view("GET")
-def run_detail(request: HttpRequest, run_id: Any) -> HttpResponse:
+def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     return render_detail(request, _run_or_404(run_id))
 
 
 @page_view("GET")
-def run_actions(request: HttpRequest, run_id: Any) -> HttpResponse:
+def run_actions(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     """The action buttons alone, redrawn (with a CSRF token) when the run's status changes."""
     run = _run_or_404(run_id)
     return render(request, f"{TEMPLATE}#actions", actions_context(run, request.user))
 
 
 @page_view("GET")
-def run_subworkflow(request: HttpRequest, run_id: Any) -> HttpResponse:
+def run_subworkflow(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     """One sub-workflow panel's body (inner graph and state) at ``?checkpoint=`` (default the
     latest): what the panel's checkpoint picker and its live refresh swap in."""
     run = _run_or_404(run_id)
@@ -87,7 +89,7 @@ def run_subworkflow(request: HttpRequest, run_id: Any) -> HttpResponse:
 
 
 @page_view("GET")
-def run_events(request: HttpRequest, run_id: Any) -> HttpResponse:
+def run_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     """Older events than the run page's log shows, a page at a time."""
     run = _run_or_404(run_id)
     try:
@@ -105,7 +107,7 @@ def run_events(request: HttpRequest, run_id: Any) -> HttpResponse:
     return render(request, "dashboard/run_events.html", context)
 
 
-def _act(request: HttpRequest, run_id: Any, action: str) -> HttpResponse:
+def _act(request: HttpRequest, run_id: uuid.UUID, action: str) -> HttpResponse:
     run = _run_or_404(run_id)
     try:
         if action == "cancel":
@@ -120,10 +122,10 @@ def _act(request: HttpRequest, run_id: Any, action: str) -> HttpResponse:
 
 
 @page_view("POST")
-def run_cancel(request: HttpRequest, run_id: Any) -> HttpResponse:
+def run_cancel(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     return _act(request, run_id, "cancel")
 
 
 @page_view("POST")
-def run_retry(request: HttpRequest, run_id: Any) -> HttpResponse:
+def run_retry(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     return _act(request, run_id, "retry")

@@ -13,7 +13,7 @@ from django.urls import reverse
 from dashboard import selectors, services
 from dashboard.execution import registry
 from dashboard.models import RunStatus
-from dashboard.web.access import allowed_actions, htmx_target, page_view
+from dashboard.web.access import HtmxHttpRequest, allowed_actions, htmx_target, page_view
 from dashboard.web.forms import (
     RunFilterForm,
     SchemaFieldsForm,
@@ -30,7 +30,7 @@ START_TEMPLATE = "dashboard/run_start.html"
 
 
 @page_view("GET")
-def run_list(request: HttpRequest) -> HttpResponse:
+def run_list(request: HtmxHttpRequest) -> HttpResponse:
     workflows = registry.names()
     form = RunFilterForm(request.GET, workflows=workflows)
     filters = selectors.RunFilters(
@@ -88,7 +88,7 @@ def _start_forms(
 
 
 @page_view("GET", "POST")
-def run_start(request: HttpRequest) -> HttpResponse:
+def run_start(request: HtmxHttpRequest) -> HttpResponse:
     source = request.POST if request.method == "POST" else request.GET
     workflows = registry.names()
     workflow = source.get("workflow") or (workflows[0] if workflows else "")

@@ -3,6 +3,7 @@ growth over the last 30 days (bytes written per day, as a bar chart drawn from n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -10,19 +11,20 @@ from django.shortcuts import render
 
 from dashboard import selectors
 from dashboard.models import RunStatus
+from dashboard.selectors import DayGrowth, RunStorage, StatusStorage, WorkflowStorage
 from dashboard.web.access import page_view
 
 
-def _with_share(rows: list[dict[str, Any]], total: int) -> list[dict[str, Any]]:
-    for row in rows:
-        row["share"] = round(100 * (row["bytes"] or 0) / total, 1) if total else 0
-    return rows
+def _with_share(
+    rows: Sequence[WorkflowStorage | StatusStorage | RunStorage], total: int
+) -> list[dict[str, Any]]:
+    return [{**row, "share": round(100 * row["bytes"] / total, 1) if total else 0} for row in rows]
 
 
 CHART_WIDTH, CHART_HEIGHT = 600, 140
 
 
-def _growth_chart(days: list[dict[str, Any]]) -> dict[str, Any]:
+def _growth_chart(days: list[DayGrowth]) -> dict[str, Any]:
     """Bar geometry for the growth chart; the template only prints these numbers."""
     peak = max((d["bytes"] for d in days), default=0) or 1
     slot = CHART_WIDTH / max(1, len(days))

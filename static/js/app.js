@@ -4,8 +4,8 @@
  * Everything here must run under a strict Content-Security-Policy (script-src 'self' + nonce,
  * no 'unsafe-eval', no inline styles), so: no eval or Function(), no inline event handlers,
  * no style="" strings, and data from the server goes into the page through textContent and
- * createElement only. The one exception is HTML that Django rendered and auto-escaped, which
- * the websocket helper hands to htmx.swap() exactly as an htmx response would be.
+ * createElement only. HTML comes only from Django's auto-escaping templates, through htmx (its
+ * responses, and the websocket messages its ws extension swaps; see live.js).
  *
  * Hooks (all opt-in through data attributes, and re-scanned whenever htmx loads new content):
  *   meta[name=csrf-token]            CSRF header on every htmx request
@@ -16,7 +16,6 @@
  *   [data-json-expand|collapse=id]   expand-all / collapse-all for that tree
  *   textarea[data-json-validate]     JSON syntax check as you type
  *   button[data-json-format=id]      pretty-print that textarea
- *   [data-ws-url]                    live updates over a websocket (see "Live updates")
  *   [data-dismiss]                   close the enclosing toast
  */
 (function () {
@@ -190,6 +189,11 @@
     if (inner) inner.addEventListener("submit", validate);
     dialog.addEventListener("close", onClose);
     dialog.showModal();
+  }
+
+  function byIdSelector(selector) {
+    if (typeof selector !== "string" || selector.charAt(0) !== "#") return null;
+    return document.getElementById(selector.slice(1));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -509,215 +513,6 @@
   });
 
   // ---------------------------------------------------------------------------------------------
-  // Live updates
-  // ---------------------------------------------------------------------------------------------
-  // An element with data-ws-url="/ws/…" (same origin only) opens one socket per URL. Messages:
-  //   {"type": "html", "seq": 42, "target": "#id", "swap": "outerHTML", "html": "<tr …>"}
-  //     swaps server-rendered (auto-escaped) HTML; swap is outerHTML | innerHTML | beforeend |
-  //     afterbegin, and target must be an id, which is looked up with getElementById.
-  //   {"type": "executor_state", "executor": "name", "state": "running"}
-  //     recolours that node in every workflow graph on the page.
-  //   {"type": "approvals_changed", "pending": 3}
-  //     sets the nav badge (#approval-count) as text.
-  //   anything else (the consumers' "event" and "run_changed") is only dispatched, see below.
-  // Every message is dispatched on the data-ws-url element, bubbling to body and document, as
-  // "superstep:event" (detail = the message) and as "live:<type>" ("live:run_changed", …), so
-  // a server-rendered fragment can refresh itself with no script of its own:
-  //   <tbody hx-get="…?partial" hx-trigger="live:run_changed from:body throttle:1s">
-  // "seq" is the server's event sequence number. The highest one applied is kept in
-  // data-last-seq (the page renders the value it was built from) and duplicates are skipped.
-  // Every (re)connect asks for what came after it, as ?after=N on the URL (so the consumer's
-  // first replay starts there) and as {"type": "resume", "after_seq": N} once open.
-  var SWAPS = { outerHTML: 1, innerHTML: 1, beforeend: 1, afterbegin: 1 };
-  var STATES = { idle: 1, running: 1, waiting: 1, done: 1, failed: 1 };
-  var BACKOFF_FIRST_MS = 500;
-  var BACKOFF_MAX_MS = 30000;
-  // 1008 = policy violation (logged out, access revoked); 4401/4403 = our auth refusals.
-  var FINAL_CLOSE_CODES = { 1008: 1, 4401: 1, 4403: 1 };
-  var sockets = new Map(); // url -> connection
-
-  function socketUrl(raw) {
-    var url;
-    try { url = new URL(raw, window.location.href); } catch (error) { return null; }
-    if (url.host !== window.location.host) return null; // the CSP would refuse it anyway
-    url.protocol = window.location.protocol === "https:" ? "wss:" : "ws:";
-    return url.toString();
-  }
-
-  function readSeq(anchor) {
-    var n = parseInt(anchor.getAttribute("data-last-seq") || "", 10);
-    return isNaN(n) ? null : n;
-  }
-
-  function connectLive(anchor) {
-    var url = socketUrl(anchor.getAttribute("data-ws-url"));
-    if (!url) return;
-    var existing = sockets.get(url);
-    if (existing) {
-      // Same stream re-rendered (an htmx swap replaced the element): adopt the new element.
-      existing.anchor = anchor;
-      var seq = readSeq(anchor);
-      if (seq !== null && (existing.lastSeq === null || seq > existing.lastSeq)) existing.lastSeq = seq;
-      return;
-    }
-    var conn = { url: url, anchor: anchor, lastSeq: readSeq(anchor), socket: null, attempt: 0,
-      timer: null, state: "connecting", closed: false };
-    sockets.set(url, conn);
-    openSocket(conn);
-  }
-
-  function openSocket(conn) {
-    var socket;
-    var url = new URL(conn.url);
-    if (conn.lastSeq !== null) url.searchParams.set("after", String(conn.lastSeq));
-    try { socket = new WebSocket(url.toString()); } catch (error) { scheduleReconnect(conn); return; }
-    conn.socket = socket;
-    socket.addEventListener("open", function () {
-      conn.attempt = 0;
-      setConnState(conn, "live");
-      if (conn.lastSeq !== null) socket.send(JSON.stringify({ type: "resume", after_seq: conn.lastSeq }));
-    });
-    socket.addEventListener("message", function (event) { handleMessage(conn, event.data); });
-    socket.addEventListener("close", function (event) {
-      if (conn.closed) return;
-      if (FINAL_CLOSE_CODES[event.code]) {
-        setConnState(conn, "offline");
-        return;
-      }
-      scheduleReconnect(conn);
-    });
-    // "error" is always followed by "close", which decides what to do.
-  }
-
-  function scheduleReconnect(conn) {
-    if (conn.closed || !stillWanted(conn)) { dropConnection(conn); return; }
-    setConnState(conn, "reconnecting");
-    // Full jitter: after a server restart every open tab would otherwise reconnect in lockstep.
-    var ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * Math.pow(2, conn.attempt));
-    conn.attempt += 1;
-    conn.timer = setTimeout(function () { openSocket(conn); }, Math.random() * ceiling);
-  }
-
-  function stillWanted(conn) {
-    if (conn.anchor.isConnected) return true;
-    var others = document.querySelectorAll("[data-ws-url]");
-    for (var i = 0; i < others.length; i++) {
-      if (socketUrl(others[i].getAttribute("data-ws-url")) === conn.url) {
-        conn.anchor = others[i];
-        return true;
-      }
-    }
-    return false;
-  }
-
-  function dropConnection(conn) {
-    conn.closed = true;
-    clearTimeout(conn.timer);
-    if (conn.socket && conn.socket.readyState <= 1) conn.socket.close(1000);
-    sockets.delete(conn.url);
-    updateIndicator();
-  }
-
-  function handleMessage(conn, data) {
-    var message;
-    try { message = JSON.parse(data); } catch (error) { return; }
-    if (!message || typeof message !== "object") return;
-    if (typeof message.seq === "number") {
-      if (conn.lastSeq !== null && message.seq <= conn.lastSeq) return; // already applied
-      conn.lastSeq = message.seq;
-      if (conn.anchor.isConnected) conn.anchor.setAttribute("data-last-seq", String(message.seq));
-    }
-    if (message.type === "html") applyHtml(message);
-    else if (message.type === "executor_state") applyExecutorState(message);
-    else if (message.type === "approvals_changed") applyApprovalCount(message);
-    var target = conn.anchor.isConnected ? conn.anchor : document;
-    target.dispatchEvent(new CustomEvent("superstep:event", { bubbles: true, detail: message }));
-    if (typeof message.type === "string" && /^[a-z0-9_-]{1,40}$/.test(message.type)) {
-      target.dispatchEvent(new CustomEvent("live:" + message.type, { bubbles: true, detail: message }));
-    }
-    if (!stillWanted(conn)) dropConnection(conn);
-  }
-
-  function applyHtml(message) {
-    if (!htmx || typeof message.html !== "string" || !SWAPS[message.swap]) return;
-    var target = byIdSelector(message.target);
-    if (!target) return; // not on this page (another tab of the same stream); nothing to do
-    // htmx.swap parses, swaps, processes hx-* attributes and fires htmx:load on new content,
-    // exactly as for an htmx response, so the rest of this file initialises it too.
-    htmx.swap(target, message.html, { swapStyle: message.swap });
-  }
-
-  function applyExecutorState(message) {
-    var state = String(message.state);
-    if (!STATES[state]) return;
-    document.querySelectorAll("[data-workflow-graph] [data-executor]").forEach(function (node) {
-      // Compared as a string, never put into a selector: executor names are user data.
-      if (node.getAttribute("data-executor") !== message.executor) return;
-      Object.keys(STATES).forEach(function (name) { node.classList.remove("state-" + name); });
-      node.classList.add("state-" + state);
-      node.querySelectorAll("[data-state-label]").forEach(function (label) { label.textContent = state; });
-      var title = node.querySelector("title");
-      if (title) title.textContent = message.executor + ": " + state;
-    });
-  }
-
-  function applyApprovalCount(message) {
-    var badge = document.getElementById("approval-count");
-    var count = message.pending;
-    if (!badge || typeof count !== "number" || !isFinite(count) || count < 0) return;
-    badge.textContent = String(Math.floor(count));
-    badge.setAttribute("data-count", String(Math.floor(count)));
-  }
-
-  function byIdSelector(selector) {
-    if (typeof selector !== "string" || selector.charAt(0) !== "#") return null;
-    return document.getElementById(selector.slice(1));
-  }
-
-  function setConnState(conn, state) {
-    conn.state = state;
-    updateIndicator();
-  }
-
-  // One indicator for all streams: "Live" only when every socket is up.
-  function updateIndicator() {
-    var indicator = document.getElementById("live-indicator");
-    if (!indicator) return;
-    var states = Array.from(sockets.values()).map(function (c) { return c.state; });
-    var label = indicator.querySelector(".live-label") || indicator;
-    if (!states.length) {
-      indicator.hidden = true;
-      indicator.setAttribute("data-state", "off");
-      return;
-    }
-    var state = states.indexOf("offline") >= 0 ? "offline"
-      : states.every(function (s) { return s === "live"; }) ? "live" : "reconnecting";
-    if (indicator.getAttribute("data-state") === state && !indicator.hidden) return;
-    indicator.hidden = false;
-    indicator.setAttribute("data-state", state);
-    label.textContent = state === "live" ? "Live" : state === "offline" ? "Offline, reload the page" : "Reconnecting…";
-  }
-
-  // Leaving the page: close cleanly so the server does not keep a half-open group member.
-  window.addEventListener("pagehide", function () {
-    sockets.forEach(function (conn) {
-      conn.closed = true;
-      clearTimeout(conn.timer);
-      if (conn.socket) conn.socket.close(1000);
-    });
-  });
-  // Back to a page kept in the back/forward cache: its sockets were closed above; reopen them
-  // and let "resume" replay what happened meanwhile.
-  window.addEventListener("pageshow", function (event) {
-    if (!event.persisted) return;
-    sockets.forEach(function (conn) {
-      conn.closed = false;
-      conn.attempt = 0;
-      openSocket(conn);
-    });
-  });
-
-  // ---------------------------------------------------------------------------------------------
   // Initialisation of new content
   // ---------------------------------------------------------------------------------------------
   function init(root) {
@@ -725,7 +520,6 @@
     refreshRelative(root);
     refreshDurations(root);
     matchAll(root, "[data-json-tree]").forEach(renderJsonTree);
-    matchAll(root, "[data-ws-url]").forEach(connectLive);
     matchAll(root, "textarea[data-json-validate]").forEach(function (field) {
       if (field.value.trim() !== "") validateJsonField(field);
     });
@@ -740,12 +534,8 @@
   }
 
   // htmx fires htmx:load for the body once it has processed the page, and again for every
-  // piece of content it swaps in, including our websocket swaps.
+  // piece of content it swaps in, including the websocket's out-of-band swaps.
   document.addEventListener("htmx:load", function (event) { init(event.target); });
-  // Swaps can also remove a live element; close sockets nobody shows any more.
-  document.addEventListener("htmx:afterSettle", function () {
-    sockets.forEach(function (conn) { if (!stillWanted(conn)) dropConnection(conn); });
-  });
   // Without htmx (blocked or failed to load) the page still gets its widgets.
   if (!htmx) {
     if (document.readyState === "loading") {

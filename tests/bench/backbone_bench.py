@@ -279,7 +279,9 @@ def bench_throughput(runs: int) -> dict[str, Any]:
     from dashboard import services
     from dashboard.models import RunStatus, WorkflowRun
 
-    start = lambda: str(services.run_start(workflow_name="refund", input={"work_ms": 0}).pk)
+    def start() -> str:
+        return str(services.run_start(workflow_name="refund", input={"work_ms": 0}).pk)
+
     _wait_runs([start(), start()], 120)  # both workers connected and warm
     started = time.perf_counter()
     ids = [start() for _ in range(runs)]

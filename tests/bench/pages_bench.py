@@ -36,23 +36,24 @@ if __name__ == "__main__":
     os.environ.setdefault("SUPERSTEP_DEMO", "1")  # the pages show the demo workflows' runs
     django.setup()
 
-from django.conf import settings  # noqa: E402 - after django.setup() when run as a script
-from django.contrib.auth import get_user_model  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-from django.db import connection, transaction  # noqa: E402
-from django.test import Client, override_settings  # noqa: E402
-from django.utils import timezone  # noqa: E402
+# Imported after django.setup() when run as a script.
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.db import connection, transaction
+from django.test import Client, override_settings
+from django.utils import timezone
 
-from dashboard import services  # noqa: E402
-from dashboard.execution import embedded, registry  # noqa: E402
-from dashboard.models import (  # noqa: E402
+from dashboard import services
+from dashboard.execution import embedded, registry
+from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
     Checkpoint,
     RunStatus,
     WorkflowRun,
 )
-from dashboard.web.pagination import encode_cursor  # noqa: E402
+from dashboard.web.pagination import encode_cursor
 
 BENCH_PREFIX = "bench-"
 BATCH = 5000
@@ -307,8 +308,10 @@ def _timings(
 def _table(rows: list[tuple[str, int, float, float, int]], out: TextIO) -> None:
     width = max(len(label) for label, *_ in rows)
     out.write(f"{'page':<{width}}  status  median ms  max ms  bytes\n")
-    for label, status, median, worst, size in rows:
-        out.write(f"{label:<{width}}  {status:>6}  {median:9.1f}  {worst:6.1f}  {size:>6}\n")
+    out.writelines(
+        f"{label:<{width}}  {status:>6}  {median:9.1f}  {worst:6.1f}  {size:>6}\n"
+        for label, status, median, worst, size in rows
+    )
 
 
 def _cursor(run: WorkflowRun) -> str:

@@ -53,8 +53,8 @@ PASSWORD = "browser-test-password"
 WATCH_SCRIPT = """
 window.__superstepProblems = [];
 window.__superstepMessages = [];  // what the sockets delivered, for failure reports
-document.addEventListener("superstep:event", function (event) {
-  window.__superstepMessages.push(JSON.stringify(event.detail).slice(0, 200));
+document.addEventListener("htmx:wsAfterMessage", function (event) {
+  window.__superstepMessages.push(String(event.detail.message).slice(0, 200));
 });
 document.addEventListener("securitypolicyviolation", function (event) {
   window.__superstepProblems.push("CSP " + event.violatedDirective + " " + event.blockedURI);

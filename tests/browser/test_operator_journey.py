@@ -141,7 +141,7 @@ def test_operator_journey(
         page.wait_for_selector("#run-header .pill.status-waiting", timeout=30_000)
     except Exception:
         print("\n".join(page.evaluate("window.__superstepMessages")))
-        print(page.get_attribute("[data-ws-url][data-last-seq]", "data-last-seq"))
+        print(page.get_attribute("#run-live", "data-last-seq"))
         raise
 
     # The fork is a new run in the list, and a branch on its parent's timeline.

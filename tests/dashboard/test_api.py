@@ -1,5 +1,6 @@
-"""dashboard/api/views.py: every endpoint, both ways in (session with CSRF enforced, bearer token),
-the error contract (400 naming the field, 401, 403, 404, 405, 409) and never a 500.
+"""dashboard/api/ (views, auth, errors): every endpoint, both ways in (session with CSRF
+enforced, bearer token; tokens nowhere else), the error contract (400 naming the field, 401,
+403, 404, 405, 409) and never a 500. test_openapi.py holds every answer to the OpenAPI document.
 
 Every test runs on SQLite and on PostgreSQL (``services_db``). Runs execute *inline*: the tests
 call the worker (``dashboard.execution.worker.execute``) on their own thread, inside the test's
@@ -372,6 +373,23 @@ def test_api_a_bad_token_is_refused_even_with_a_valid_session(operator: Any) -> 
     assert api.get("/api/runs/").status_code == 401
 
 
+@pytest.mark.parametrize("path", ["/", "/approvals/", "/admin/"])
+def test_api_token_opens_nothing_outside_the_api(token: str, path: str) -> None:
+    client = Client(enforce_csrf_checks=True)
+
+    response = client.get(path, headers={"Authorization": f"Bearer {token}"})
+
+    # Pages and the admin see no user: they send the caller to log in.
+    assert response.status_code == 302 and "login" in response["Location"]
+
+
+def test_api_a_bearer_header_does_not_disturb_a_page_session(operator: Any) -> None:
+    client = Client()
+    client.force_login(operator)
+
+    assert client.get("/", headers={"Authorization": "Bearer sst_wrong"}).status_code == 200
+
+
 def test_api_refuses_users_without_a_role_with_403(role_user: Callable[..., Any]) -> None:
     nobody = session_api(role_user("nobody"))
 
@@ -592,6 +610,7 @@ def test_api_answers_405_for_the_wrong_method(api: Api, method: str, path: str) 
     response = api.client.generic(method, path, "{}", content_type="application/json", headers=api.headers)
 
     assert response.status_code == 405
+    assert f"method {method} not allowed" in response.json()["error"] and response["Allow"]
 
 
 # ------------------------------------------------------------------------ illegal transitions: 409

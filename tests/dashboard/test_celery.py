@@ -1,4 +1,5 @@
-"""dashboard/config/celery.py: the app workers run, configured from Django settings."""
+"""dashboard/config/celery.py: the app workers and beat run, configured from Django settings;
+beat publishes every periodic job, and each job's task runs once per period."""
 
 from __future__ import annotations
 
@@ -11,8 +12,13 @@ from pathlib import Path
 import pytest
 from celery import Celery
 
-from dashboard import celery_app
+from dashboard import celery_app, services
+from dashboard.approvals import tasks as approval_tasks
 from dashboard.config.settings import BASE_DIR
+from dashboard.execution import embedded
+from dashboard.execution import tasks as execution_tasks
+from dashboard.execution.schedule import PERIODIC_JOBS
+from dashboard.models import PeriodicJobRun
 
 EnvBuilder = Callable[..., dict[str, str]]
 
@@ -27,6 +33,42 @@ def test_celery_app_takes_its_configuration_from_django_settings() -> None:
     assert conf.task_reject_on_worker_lost is True
     assert conf.worker_prefetch_multiplier == 1
     assert conf.task_ignore_result is True
+
+
+def test_beat_publishes_every_periodic_job_at_the_interval_the_threads_use() -> None:
+    schedule = celery_app.conf.beat_schedule
+    threads = {job.name: job.every for job in embedded.periodic_jobs() if job.name in PERIODIC_JOBS}
+
+    assert set(schedule) == set(PERIODIC_JOBS) == set(threads) == {
+        "sweep-runs", "sweep-approvals", "retry-notifications", "prune-checkpoints"
+    }
+    for name, entry in schedule.items():
+        assert entry["task"] in celery_app.tasks, entry["task"]
+        assert entry["schedule"] == threads[name] == PERIODIC_JOBS[name].every
+        assert entry["options"]["expires"] == entry["schedule"]
+
+
+def test_each_periodic_task_runs_its_job_once_per_period(
+    services_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two beats (or a message delivered twice) trigger the same period: the second does nothing.
+    calls: list[str] = []
+    monkeypatch.setattr(services, "runs_sweep", lambda: calls.append("runs") or ["run-1"])
+    monkeypatch.setattr(services, "approvals_sweep", lambda: calls.append("approvals") or [])
+    monkeypatch.setattr(services, "checkpoint_prune", lambda: calls.append("prune") or [])
+    tasks = [
+        execution_tasks.sweep_runs,
+        execution_tasks.sweep_approvals,
+        execution_tasks.prune_checkpoints,
+        approval_tasks.retry_notifications,
+    ]
+
+    first = [task() for task in tasks]
+    second = [task() for task in tasks]
+
+    assert first == [["run-1"], [], [], []] and second == [[], [], [], []]
+    assert calls == ["runs", "approvals", "prune"]
+    assert sorted(PeriodicJobRun.objects.values_list("job", flat=True)) == sorted(PERIODIC_JOBS)
 
 
 @pytest.fixture
@@ -84,3 +126,39 @@ def test_celery_worker_runs_a_task_published_to_redis(
         time.sleep(0.2)
     assert target.exists(), f"the worker did not run the task:\n{worker_log.read_text()}"
     assert target.read_text() == "hello"
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+@pytest.mark.postgres
+def test_celery_beat_publishes_the_periodic_jobs(
+    redis_url: str,
+    postgres_db_url: str,
+    subprocess_env: EnvBuilder,
+    secret_key: str,
+    tmp_path: Path,
+    stop_process: Callable[[subprocess.Popen[bytes]], None],
+) -> None:
+    env = subprocess_env(
+        DEBUG="0", SECRET_KEY=secret_key, DATABASE_URL=postgres_db_url, REDIS_URL=redis_url
+    )
+    log_path = tmp_path / "beat.log"
+    command = [
+        *(sys.executable, "-m", "celery", "-A", "dashboard", "beat", "--loglevel", "DEBUG"),
+        *("--schedule", str(tmp_path / "beat-schedule"), "--max-interval", "1"),
+    ]
+    with log_path.open("wb") as log:
+        beat = subprocess.Popen(command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        # The shortest interval (sweep-runs, 10 s) is due first; the schedule is logged at start.
+        deadline = time.monotonic() + 60
+        while beat.poll() is None and time.monotonic() < deadline:
+            if "Sending due task sweep-runs" in log_path.read_text():
+                break
+            time.sleep(0.2)
+    finally:
+        stop_process(beat)
+    text = log_path.read_text()
+    assert "Sending due task sweep-runs (dashboard.sweep_runs)" in text, text
+    for name, job in PERIODIC_JOBS.items():
+        assert f"<ScheduleEntry: {name} {job.task}()" in text, text

@@ -153,7 +153,9 @@ async def test_run_socket_closes_on_an_oversized_frame(connect: Any, cookie: byt
     assert connected
     await next_event(communicator)  # the replayed "queued"
 
-    await communicator.send_to(text_data=json.dumps({"type": "resume", "pad": "x" * MAX_INBOUND_BYTES}))
+    await communicator.send_to(
+        text_data=json.dumps({"type": "resume", "pad": "x" * MAX_INBOUND_BYTES})
+    )
 
     assert await communicator.receive_output(5) == {"type": "websocket.close", "code": 1009}
 
@@ -175,8 +177,13 @@ async def test_run_socket_ignores_malformed_client_messages(connect: Any, cookie
     assert connected
     await next_event(communicator)
 
-    for text in ["[]", '{"type": "resume", "after_seq": "1"}', '{"type": "resume", "after_seq": -4}',
-                 '"resume"', '{"type": "unknown"}']:
+    for text in [
+        "[]",
+        '{"type": "resume", "after_seq": "1"}',
+        '{"type": "resume", "after_seq": -4}',
+        '"resume"',
+        '{"type": "unknown"}',
+    ]:
         await communicator.send_to(text_data=text)
     await append(run.pk, "after_noise")
 
@@ -200,7 +207,9 @@ async def test_run_socket_replays_events_after_the_given_seq(connect: Any, cooki
 
 
 @pytest.mark.parametrize("after", ["abc", "-5", ""])
-async def test_run_socket_treats_a_bad_after_as_zero(connect: Any, cookie: bytes, after: str) -> None:
+async def test_run_socket_treats_a_bad_after_as_zero(
+    connect: Any, cookie: bytes, after: str
+) -> None:
     run = await held_run()
 
     communicator, connected, _ = await connect(f"/ws/runs/{run.pk}/?after={after}", cookie=cookie)
@@ -250,7 +259,11 @@ async def test_run_socket_fills_a_gap_from_the_database_when_a_broadcast_is_miss
     await append(run.pk, "delivered")
 
     received = [await next_event(communicator) for _ in range(3)]
-    assert [(e["seq"], e["type"]) for e in received] == [(2, "lost-1"), (3, "lost-2"), (4, "delivered")]
+    assert [(e["seq"], e["type"]) for e in received] == [
+        (2, "lost-1"),
+        (3, "lost-2"),
+        (4, "delivered"),
+    ]
     assert dropped and await communicator.receive_nothing(0.2)
 
 
@@ -280,7 +293,9 @@ async def test_broadcast_events_round_trip_through_json(connect: Any, cookie: by
     def append_rich() -> None:
         with transaction.atomic():
             locked = WorkflowRun.objects.select_for_update().get(pk=run.pk)
-            services.record_events(locked, [{"type": "rich", "text": "é </script> \u2028", "n": [1, None]}])
+            services.record_events(
+                locked, [{"type": "rich", "text": "é </script> \u2028", "n": [1, None]}]
+            )
 
     await sync_to_async(append_rich)()
 
@@ -334,7 +349,9 @@ async def test_a_client_reconnecting_mid_run_gets_every_event_exactly_once_in_or
     assert await more_events(second) == []
 
     stored = await sync_to_async(
-        lambda: list(RunEvent.objects.filter(run_id=run.pk).order_by("seq").values_list("seq", flat=True))
+        lambda: list(
+            RunEvent.objects.filter(run_id=run.pk).order_by("seq").values_list("seq", flat=True)
+        )
     )()
     assert seen == stored == list(range(1, len(stored) + 1))
     assert await status() == RunStatus.COMPLETED
@@ -369,7 +386,9 @@ async def test_runs_socket_is_told_when_a_run_changes(connect: Any, cookie: byte
     communicator, connected, _ = await connect("/ws/runs/", cookie=cookie)
     assert connected
 
-    run = await sync_to_async(services.run_start)(workflow_name="squares", input={"limit": 1, "work_ms": 0})
+    run = await sync_to_async(services.run_start)(
+        workflow_name="squares", input={"limit": 1, "work_ms": 0}
+    )
 
     frame = json.loads(await communicator.receive_from(5))
     assert frame == {"type": "run_changed", "run_id": str(run.pk)}
@@ -378,10 +397,38 @@ async def test_runs_socket_is_told_when_a_run_changes(connect: Any, cookie: byte
 async def test_approvals_socket_reports_the_pending_count(connect: Any, cookie: bytes) -> None:
     communicator, connected, _ = await connect("/ws/approvals/", cookie=cookie)
     assert connected
-    assert json.loads(await communicator.receive_from(5)) == {"type": "approvals_changed", "pending": 0}
+    assert json.loads(await communicator.receive_from(5)) == {
+        "type": "approvals_changed",
+        "pending": 0,
+    }
 
     await sync_to_async(services.run_start)(workflow_name="return-replace", input={"work_ms": 0})
 
     while (frame := json.loads(await communicator.receive_from(WAIT)))["pending"] == 0:
         pass
     assert frame == {"type": "approvals_changed", "pending": 1}
+
+
+# ------------------------------------------------------------------------------ browser pages
+
+
+async def test_a_page_socket_gets_out_of_band_html_and_resumes_after_its_seq(
+    connect: Any, cookie: bytes
+) -> None:
+    run = await held_run()
+    await append(run.pk, "a", "b")
+
+    communicator, connected, _ = await connect(
+        f"/ws/runs/{run.pk}/?view=html&after=2", cookie=cookie
+    )
+
+    assert connected
+    frame = await communicator.receive_from(5)
+    # Led by the batch's last sequence number, the rows the page lacks on top of its log.
+    assert frame.lstrip().startswith('<ol hx-swap-oob="afterbegin:#event-log-rows" data-seq="3"')
+    assert 'id="event-3"' in frame and 'id="event-2"' not in frame
+    assert '<figure class="graph" id="run-graph" data-workflow-graph hx-swap-oob="true"' in frame
+    await append(run.pk, "c")
+    frame = await communicator.receive_from(5)
+    assert 'data-seq="4"' in frame and 'id="event-4"' in frame and 'id="event-3"' not in frame
+    assert await communicator.receive_nothing(0.2)

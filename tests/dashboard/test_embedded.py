@@ -15,7 +15,8 @@ from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.test import override_settings
 
 from dashboard.config.celery import app as dashboard_celery_app
-from dashboard.execution import embedded
+from dashboard.execution import embedded, periodic
+from dashboard.models import PeriodicJobRun
 
 WAIT = 10.0
 
@@ -171,7 +172,8 @@ def test_publishing_in_embedded_mode_fails_loudly() -> None:
 
 
 @pytest.fixture
-def services() -> Iterator[None]:
+def services(transactional_db: None) -> Iterator[None]:
+    # Every run claims its period in the database (dashboard.execution.periodic) first.
     before = {job.name for job in embedded.periodic_jobs()}
     yield
     embedded.stop_background_services()
@@ -254,3 +256,59 @@ def test_register_periodic_refuses_a_second_function_under_one_name() -> None:
         )
     with pytest.raises(ValueError, match="positive"):
         embedded.register_periodic("test-zero", every=0, func=lambda: None)
+
+
+@pytest.fixture
+def claims(monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[str, bool]], threading.Event]:
+    """What each test job's period claim returned (job, ran), and an event set after each
+    (the dashboard's own jobs run beside them and are left out)."""
+    seen: list[tuple[str, bool]] = []
+    claimed = threading.Event()
+    original = periodic.run_once_per_period
+
+    def spy(job: str, every: float, func: Any, **kwargs: Any) -> Any:
+        result = original(job, every, func, **kwargs)
+        if job.startswith("test-"):
+            seen.append((job, result[0]))
+            claimed.set()
+        return result
+
+    monkeypatch.setattr(periodic, "run_once_per_period", spy)
+    return seen, claimed
+
+
+@pytest.mark.usefixtures("services")
+def test_periodic_threads_run_each_period_once_across_server_processes(
+    claims: tuple[list[tuple[str, bool]], threading.Event],
+) -> None:
+    seen, claimed = claims
+    runs, _, job = counting_job(1)
+    embedded.register_periodic("test-hourly", every=3600, func=job)
+    embedded.start_background_services()
+    assert claimed.wait(WAIT)
+    embedded.stop_background_services()
+    claimed.clear()
+
+    embedded.start_background_services()  # a second server process, in effect
+
+    assert claimed.wait(WAIT)
+    embedded.stop_background_services()
+    assert seen == [("test-hourly", True), ("test-hourly", False)]
+    assert runs == [0]
+    assert PeriodicJobRun.objects.filter(job="test-hourly").count() == 1
+
+
+@pytest.mark.usefixtures("services")
+def test_a_period_claimed_by_celery_beat_is_not_run_again_by_the_threads(
+    claims: tuple[list[tuple[str, bool]], threading.Event],
+) -> None:
+    seen, claimed = claims
+    runs, _, job = counting_job(1)
+    periodic.run_once_per_period("test-beat-first", 3600, lambda: None)  # beat's task ran it
+    embedded.register_periodic("test-beat-first", every=3600, func=job)
+
+    embedded.start_background_services()
+
+    assert claimed.wait(WAIT)
+    embedded.stop_background_services()
+    assert seen[-1] == ("test-beat-first", False) and runs == []

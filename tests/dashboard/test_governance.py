@@ -1,7 +1,8 @@
 """dashboard/services/approvals.py and dashboard/approvals/notifications.py: who may decide a request
 (claims, assignment, no self-approval, N distinct approvals), deadlines whose default outcome
 is applied exactly once however many workers sweep, and notifications sent after commit,
-signed, and retried until delivered once.
+signed per the Standard Webhooks spec, sent with no transaction open, and retried until
+delivered (at least once, one webhook-id).
 
 Every test pauses a real ``return-replace`` run at its approval gate through the embedded
 worker (so the rules are applied where production applies them: when the request is raised),
@@ -10,20 +11,21 @@ on SQLite and PostgreSQL (``services_transactional_db``).
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
-import hashlib
-import hmac
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 import pytest
 from django.core import mail
-from django.db import connections, transaction
+from django.db import DatabaseError, connections, transaction
 from django.test import Client, override_settings
 from django.utils import timezone
+from standardwebhooks import Webhook, WebhookVerificationError
 
 from dashboard import services
 from dashboard.approvals import notifications
@@ -436,9 +438,12 @@ def test_a_notification_is_sent_while_a_worker_holds_its_run_row(
 
 
 class Hook:
-    """A local webhook receiver: records each delivery; answers the given statuses in turn."""
+    """A local webhook receiver: records each delivery; answers the given statuses in turn,
+    each after ``delay`` seconds; ``on_request`` runs while the sender waits for the answer."""
 
-    def __init__(self, statuses: list[int]) -> None:
+    def __init__(
+        self, statuses: list[int], delay: float = 0.0, on_request: Callable[[], None] | None = None
+    ) -> None:
         self.statuses = statuses
         self.deliveries: list[tuple[int, dict[str, str], bytes]] = []
         hook = self
@@ -446,6 +451,9 @@ class Hook:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
+                if on_request is not None:
+                    on_request()
+                time.sleep(delay)
                 status = hook.statuses.pop(0) if hook.statuses else 200
                 hook.deliveries.append((status, dict(self.headers), body))
                 self.send_response(status)
@@ -470,25 +478,65 @@ class Hook:
 SECRET = "s3cret-shared-with-the-receiver"
 
 
-def signature_ok(headers: dict[str, str], body: bytes) -> bool:
-    expected = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(headers["X-Superstep-Signature"], expected)
+def signature_ok(headers: dict[str, str], body: bytes, secret: str | bytes = SECRET.encode()) -> bool:
+    """What a receiver does: the Standard Webhooks library checks signature and timestamp."""
+    try:
+        Webhook(secret).verify(body, headers)
+    except WebhookVerificationError:
+        return False
+    return True
 
 
-def test_the_webhook_is_signed_with_an_hmac_of_the_raw_body(people: dict[str, Any]) -> None:
+def header(headers: dict[str, str], name: str) -> str:
+    return {key.lower(): value for key, value in headers.items()}[name]
+
+
+def test_the_webhook_is_signed_per_the_standard_webhooks_spec(people: dict[str, Any]) -> None:
     with Hook([]) as hook:
         rule(webhook_url=hook.url, webhook_secret=SECRET)
         run, request = pause(people["olga"])
 
     ((status, headers, body),) = hook.deliveries
     assert status == 200 and signature_ok(headers, body)
+    (note,) = Notification.objects.all()
+    assert header(headers, "webhook-id") == note.message_id and note.message_id.startswith("msg_")
+    assert abs(int(header(headers, "webhook-timestamp")) - time.time()) < 60
+    assert header(headers, "webhook-signature").startswith("v1,")
     assert headers["X-Superstep-Event"] == "approval_raised"
     assert headers["Content-Type"] == "application/json"
     payload = json.loads(body)
     assert (payload["event"], payload["request_id"], payload["run_id"]) == ("approval_raised", request.request_id, str(run.pk))
     assert not signature_ok(headers, body + b" ")
-    (note,) = Notification.objects.all()
+    assert not signature_ok(headers, body, secret=b"another-secret")
     assert note.sent_at is not None and note.attempts == 1
+    assert (note.claim_token, note.claimed_until) == ("", None)
+
+
+def test_a_webhook_signature_is_refused_once_its_timestamp_is_stale() -> None:
+    # A captured delivery replayed later fails: the timestamp is signed, receivers allow 5 min.
+    body = '{"event":"approval_raised"}'
+    fresh = notifications.signed_headers(SECRET, message_id="msg_1", body=body, timestamp=timezone.now())
+    stale = notifications.signed_headers(
+        SECRET, message_id="msg_1", body=body, timestamp=timezone.now() - dt.timedelta(minutes=6)
+    )
+    forged = {**stale, "webhook-timestamp": fresh["webhook-timestamp"]}
+
+    assert signature_ok(fresh, body.encode())
+    with pytest.raises(WebhookVerificationError, match="too old"):
+        Webhook(SECRET.encode()).verify(body, stale)
+    assert not signature_ok(forged, body.encode())
+
+
+def test_a_whsec_secret_is_the_base64_key_of_the_spec_and_no_secret_sends_no_signature() -> None:
+    secret = "whsec_" + base64.b64encode(b"k" * 32).decode()
+    body = "{}"
+
+    signed = notifications.signed_headers(secret, message_id="msg_2", body=body, timestamp=timezone.now())
+    unsigned = notifications.signed_headers("", message_id="msg_2", body=body, timestamp=timezone.now())
+
+    assert signature_ok(signed, body.encode(), secret=secret)
+    assert signature_ok(signed, body.encode(), secret=b"k" * 32)
+    assert set(unsigned) == {"webhook-id", "webhook-timestamp"}
 
 
 def test_a_failing_webhook_is_retried_later_and_delivered_exactly_once(people: dict[str, Any]) -> None:
@@ -510,8 +558,100 @@ def test_a_failing_webhook_is_retried_later_and_delivered_exactly_once(people: d
     assert [status for status, _, _ in hook.deliveries] == [500, 500, 200]
     bodies = {body for _, _, body in hook.deliveries}
     assert len(bodies) == 1 and all(signature_ok(h, b) for _, h, b in hook.deliveries)
+    # Every retry carries the first attempt's id, so a receiver can drop a repeat.
+    assert {header(h, "webhook-id") for _, h, _ in hook.deliveries} == {note.message_id}
     assert notifications.deliver(note.pk) is False  # sent once; delivering again does nothing
     assert len(hook.deliveries) == 3
+
+
+def webhook_note(run_user: Any, url: str) -> Notification:
+    """A webhook notification of a paused run, not yet delivered."""
+    _, request = pause(run_user)
+    rule(webhook_url=url, webhook_secret=SECRET)
+    return Notification.objects.create(kind=Notification.WEBHOOK, event="approval_raised", request=request,
+                                        target=url, payload={"event": "approval_raised"})
+
+
+def test_the_webhook_call_is_made_with_no_transaction_open_and_the_row_unlocked(people: dict[str, Any]) -> None:
+    seen: list[tuple[str, object]] = []
+    note_id: list[int] = []
+
+    def while_the_sender_waits() -> None:
+        # Another worker locks the row (NOWAIT) and writes: it must neither fail nor wait on
+        # SQLite's write lock, which an open transaction in the sender would hold.
+        try:
+            with transaction.atomic():
+                locked = Notification.objects.select_for_update(nowait=True).get(pk=note_id[0])
+                Notification.objects.filter(pk=locked.pk).update(last_error="touched")
+            seen.append(("locked", locked.claim_token != ""))
+        except DatabaseError as exc:
+            seen.append(("refused", exc))
+        finally:
+            connections.close_all()
+
+    with Hook([], on_request=while_the_sender_waits) as hook:
+        note = webhook_note(people["olga"], hook.url)
+        note_id.append(note.pk)
+        sender_in_transaction = []
+        original = notifications.urllib.request.urlopen
+
+        def urlopen(*args: Any, **kwargs: Any) -> Any:
+            sender_in_transaction.append(transaction.get_connection().in_atomic_block)
+            return original(*args, **kwargs)
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(notifications.urllib.request, "urlopen", urlopen)
+            sent = notifications.deliver(note.pk)
+
+    assert sent is True
+    assert sender_in_transaction == [False]
+    assert seen == [("locked", True)]  # in flight, claimed, yet not locked
+
+
+def test_two_concurrent_deliveries_make_one_http_call(people: dict[str, Any]) -> None:
+    with Hook([], delay=0.5) as hook:
+        note = webhook_note(people["olga"], hook.url)
+        start = threading.Barrier(2)
+        results: list[bool] = []
+
+        def worker() -> None:
+            try:
+                start.wait(10)
+                results.append(notifications.deliver(note.pk))
+            finally:
+                connections.close_all()
+
+        threads = [threading.Thread(target=worker) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+
+    assert sorted(results) == [False, True]
+    assert len(hook.deliveries) == 1
+    note.refresh_from_db()
+    assert note.sent_at is not None and note.attempts == 1
+
+
+def test_a_delivery_that_died_mid_call_is_retried_with_the_same_webhook_id(people: dict[str, Any]) -> None:
+    with Hook([]) as hook:
+        note = webhook_note(people["olga"], hook.url)
+        dead = notifications.claim(note.pk)  # a worker claimed it, then its process died
+        assert dead is not None
+        while_live = (notifications.deliver(note.pk), notifications.due_for_retry())
+        expired = timezone.now() - dt.timedelta(seconds=1)
+        Notification.objects.filter(pk=note.pk).update(claimed_until=expired, next_attempt_at=expired)
+        due = notifications.due_for_retry()
+        sent = notifications.deliver(note.pk)
+
+    note.refresh_from_db()
+    assert while_live == (False, [])  # a live claim is left to its worker and the sweep skips it
+    assert due == [note.pk] and sent is True
+    ((_, headers, _),) = hook.deliveries
+    assert header(headers, "webhook-id") == note.message_id != ""
+    assert note.attempts == 2 and note.sent_at is not None
+    # The dead worker's outcome, should it ever arrive, no longer counts.
+    assert notifications._record(dead, sent_at=timezone.now()) is False
 
 
 # ------------------------------------------------------------------ requests on new branches

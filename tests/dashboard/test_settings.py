@@ -17,7 +17,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
-from dashboard.config.settings import BASE_DIR, database_from_url, env_bool
+from dashboard.config.settings import BASE_DIR, database_from_url, env_bool, env_int, env_list
 
 EnvBuilder = Callable[..., dict[str, str]]
 
@@ -184,7 +184,8 @@ def test_settings_lease_seconds_come_from_the_environment(subprocess_env: EnvBui
 
     def lease(**env: str | None) -> str:
         result = subprocess.run([sys.executable, "-c", script], env=subprocess_env(**env),
-                                cwd=BASE_DIR, capture_output=True, text=True, timeout=120)
+                                cwd=BASE_DIR, capture_output=True, text=True, timeout=120,
+                                check=False)
         assert result.returncode == 0, result.stderr
         return result.stdout.strip().splitlines()[-1]
 
@@ -256,3 +257,114 @@ def test_sqlite_connections_use_wal_and_a_busy_timeout() -> None:
 
     assert journal_mode == "wal"
     assert busy_timeout_ms >= 5000
+
+
+# ------------------------------------------------------------------ environs and dj-database-url
+
+
+def test_settings_run_periodic_threads_in_embedded_mode_only_by_default(
+    subprocess_env: EnvBuilder, secret_key: str
+) -> None:
+    # Production runs the periodic jobs from Celery beat; a deployment may add the threads.
+    script = (
+        "import django; django.setup(); from django.conf import settings; "
+        "print(settings.SUPERSTEP_BACKGROUND_SERVICES, 'django_htmx.middleware.HtmxMiddleware' "
+        "in settings.MIDDLEWARE)"
+    )
+
+    def services(**env: str) -> str:
+        result = subprocess.run([sys.executable, "-c", script], env=subprocess_env(**env),
+                                cwd=BASE_DIR, capture_output=True, text=True, timeout=120,
+                                check=False)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip().splitlines()[-1]
+
+    assert services() == "True True"
+    assert services(**PRODUCTION, SECRET_KEY=secret_key) == "False True"
+    asked = services(**PRODUCTION, SECRET_KEY=secret_key, SUPERSTEP_BACKGROUND_SERVICES="1")
+    assert asked == "True True"
+
+
+def test_settings_refuse_a_mistyped_boolean_at_startup(subprocess_env: EnvBuilder) -> None:
+    result = run_manage(subprocess_env(DEBUG="flase"), "check")
+
+    assert result.returncode != 0
+    assert "DEBUG='flase' is not a boolean" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("1", True), ("TRUE", True), ("Yes", True), ("on", True), ("", False), ("Off", False)],
+)
+def test_env_bool_reads_the_documented_words_in_any_usual_case(
+    monkeypatch: pytest.MonkeyPatch, raw: str, expected: bool
+) -> None:
+    monkeypatch.setenv("SUPERSTEP_TEST_FLAG", raw)
+
+    assert env_bool("SUPERSTEP_TEST_FLAG", not expected) is expected
+
+
+@pytest.mark.parametrize("raw", ["y", "n", "2", "enable"])
+def test_env_bool_refuses_words_outside_the_documented_ones(
+    monkeypatch: pytest.MonkeyPatch, raw: str
+) -> None:
+    monkeypatch.setenv("SUPERSTEP_TEST_FLAG", raw)
+
+    with pytest.raises(ImproperlyConfigured, match=f"SUPERSTEP_TEST_FLAG='{raw}' is not a boolean"):
+        env_bool("SUPERSTEP_TEST_FLAG", False)
+
+
+def test_env_int_reads_numbers_defaults_when_blank_and_refuses_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("SUPERSTEP_TEST_INT", raising=False)
+    unset = env_int("SUPERSTEP_TEST_INT", 7)
+    monkeypatch.setenv("SUPERSTEP_TEST_INT", "  ")
+    blank = env_int("SUPERSTEP_TEST_INT", 7)
+    monkeypatch.setenv("SUPERSTEP_TEST_INT", "42")
+    given = env_int("SUPERSTEP_TEST_INT", 7)
+
+    assert (unset, blank, given) == (7, 7, 42)
+    for bad in ("1.5", "ten"):
+        monkeypatch.setenv("SUPERSTEP_TEST_INT", bad)
+        with pytest.raises(ImproperlyConfigured, match=f"'{bad}' is not an integer"):
+            env_int("SUPERSTEP_TEST_INT", 7)
+
+
+def test_env_list_strips_items_and_drops_empty_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SUPERSTEP_TEST_LIST", raising=False)
+    unset = env_list("SUPERSTEP_TEST_LIST", ["localhost"])
+    monkeypatch.setenv("SUPERSTEP_TEST_LIST", " example.com, ,api.example.com ,")
+    given = env_list("SUPERSTEP_TEST_LIST", ["localhost"])
+    monkeypatch.setenv("SUPERSTEP_TEST_LIST", "")
+    empty = env_list("SUPERSTEP_TEST_LIST", ["localhost"])
+
+    assert (unset, given, empty) == (["localhost"], ["example.com", "api.example.com"], [])
+
+
+def test_every_libpq_query_parameter_reaches_the_connection_options() -> None:
+    database = database_from_url(
+        "postgresql://app@db/superstep?sslmode=verify-full&sslrootcert=/etc/ca.pem"
+        "&application_name=superstep&options=-c%20statement_timeout%3D5000"
+        "&prepare_threshold=none",
+        conn_max_age=60,
+    )
+
+    assert database["OPTIONS"] == {
+        "sslmode": "verify-full",
+        "sslrootcert": "/etc/ca.pem",
+        "application_name": "superstep",
+        "options": "-c statement_timeout=5000",
+        "prepare_threshold": None,
+    }
+    assert (database["CONN_MAX_AGE"], database["CONN_HEALTH_CHECKS"]) == (60, True)
+    assert database["PORT"] == ""
+
+
+def test_a_malformed_database_url_is_refused_as_configuration() -> None:
+    with pytest.raises(ImproperlyConfigured, match="not a valid postgres:// URL"):
+        database_from_url("postgres://app@db:port/superstep")
+
+
+def test_an_in_memory_sqlite_url_stays_in_memory() -> None:
+    assert database_from_url("sqlite:///:memory:")["NAME"] == ":memory:"

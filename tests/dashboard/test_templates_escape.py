@@ -102,7 +102,7 @@ def component(name: str, **params: Any) -> str:
 
 # --- a structural look at the output -------------------------------------------------------
 
-ALLOWED_HX = {"hx-disable", "hx-boost", "hx-target", "hx-swap", "hx-push-url"}
+ALLOWED_HX = {"hx-disable", "hx-boost", "hx-target", "hx-swap", "hx-push-url", "hx-ext"}
 
 
 class Parsed(HTMLParser):
@@ -215,6 +215,7 @@ def test_base_html_escapes_user_messages_and_page_content(engine: Engine) -> Non
     assert [a["src"] for a in scripts] == [
         "/static/vendor/htmx/htmx.min.js",
         "/static/vendor/htmx/ws.min.js",
+        "/static/js/live.js",
         "/static/js/app.js",
     ]
     assert all(a.get("nonce") == "n0nce" and "defer" in a for a in scripts)
@@ -268,18 +269,18 @@ def test_pagination_disables_missing_directions(engine: Engine) -> None:
 
 
 def test_empty_state_and_confirm_dialog_escape_every_text(engine: Engine) -> None:
-    context = dict(title=EVIL, message=EVIL, action_url="/x?" + BREAKOUT, action_label=EVIL)
+    context = {"title": EVIL, "message": EVIL, "action_url": "/x?" + BREAKOUT, "action_label": EVIL}
     assert_inert(render(engine, component("empty_state.html", **context), **context))
-    dialog = dict(
-        id="resume-dialog",
-        title=EVIL,
-        message=EVIL,
-        items=[SCRIPT, BREAKOUT],
-        confirm_label=EVIL,
-        reason_for="resume-form",
-        reason_required=True,
-        variant="danger",
-    )
+    dialog = {
+        "id": "resume-dialog",
+        "title": EVIL,
+        "message": EVIL,
+        "items": [SCRIPT, BREAKOUT],
+        "confirm_label": EVIL,
+        "reason_for": "resume-form",
+        "reason_required": True,
+        "variant": "danger",
+    }
     html = render(engine, component("confirm_dialog.html", **dialog), **dialog)
     parsed = assert_inert(html)
     assert attribute_values(parsed, "form") == ["resume-form"]

@@ -34,6 +34,7 @@ ALLOWED_HX = {
     "hx-boost",
     "hx-push-url",
     "hx-disable",
+    "hx-ext",  # the live sockets: hx-ext="ws" ws-connect="/ws/…"
 }
 
 
@@ -70,7 +71,7 @@ def assert_inert(html: str) -> None:
         for name, value in attrs.items():
             assert not name.startswith("on"), (tag, name)
             assert not name.startswith("hx-") or name in ALLOWED_HX, (tag, name)
-            if name.startswith("hx-"):
+            if name.startswith("hx-") or name == "ws-connect":
                 assert "alert" not in (value or ""), (name, value)  # no run data in hx-*
             if name in {"href", "action", "src", "formaction"}:
                 # Links may carry a search term, URL-encoded; never a scheme of their own.

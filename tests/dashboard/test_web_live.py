@@ -1,10 +1,13 @@
-"""The websockets in HTML mode (``?view=html``): server-rendered rows and partials for the run
-page, executor states for its graph, and a throttled refresh signal for the runs list. The JSON
-messages API clients get stay as they were."""
+"""The websockets in HTML mode (``?view=html``, ``dashboard.web.live_fragments``): HTML for
+htmx's ws extension, every top-level element marked for an out-of-band swap. The run page gets
+its rows, graph and partials rendered; regions that depend on the page's own query or on who
+asks get a signal to reload themselves. The JSON messages API clients get stay as they were."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from html.parser import HTMLParser
 from typing import Any
 
 import pytest
@@ -16,9 +19,55 @@ from channels.testing import WebsocketCommunicator
 from dashboard import services
 from dashboard.live import broadcast, consumers
 from dashboard.live.routing import websocket_urlpatterns
-from dashboard.models import WorkflowRun
+from dashboard.models import RunEvent, WorkflowRun
+from dashboard.web import live_fragments
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+NODE = re.compile(r'<g class="node state-(\w+)" data-executor="([^"]+)"')
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+
+
+class _TopLevel(HTMLParser):
+    """The top-level elements of a fragment, as (tag, attributes): what the extension swaps."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+        self.found: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.depth == 0:
+            self.found.append((tag, dict(attrs)))
+        if tag not in VOID:
+            self.depth += 1
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.depth == 0:
+            self.found.append((tag, dict(attrs)))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in VOID:
+            self.depth -= 1
+
+
+def top_level(html: str) -> list[tuple[str, dict[str, str | None]]]:
+    parser = _TopLevel()
+    parser.feed(html)
+    parser.close()
+    assert parser.depth == 0, "unbalanced fragment"
+    return parser.found
+
+
+def swaps(html: str) -> list[str]:
+    """Where each top-level element goes: ``#id`` for a plain out-of-band swap, or the
+    ``style:selector`` it names. Fails on an element the extension could not place."""
+    found = []
+    for tag, attrs in top_level(html):
+        oob = attrs.get("hx-swap-oob")
+        assert oob, f"<{tag}> without hx-swap-oob: the ws extension would not know where it goes"
+        found.append(f"#{attrs['id']}" if oob == "true" else oob)
+    return found
 
 
 def communicator(path: str, user: Any) -> WebsocketCommunicator:
@@ -27,14 +76,12 @@ def communicator(path: str, user: Any) -> WebsocketCommunicator:
     return socket
 
 
-async def messages_until_quiet(
-    socket: WebsocketCommunicator, quiet: float = 0.5
-) -> list[dict[str, Any]]:
-    """Every message until none arrives for ``quiet`` seconds (receive_nothing does not cancel
-    the consumer the way a timed-out receive does)."""
+async def messages_until_quiet(socket: WebsocketCommunicator, quiet: float = 0.5) -> list[str]:
+    """Every text frame until none arrives for ``quiet`` seconds (receive_nothing does not
+    cancel the consumer the way a timed-out receive does)."""
     found = []
     while not await socket.receive_nothing(timeout=quiet):
-        found.append(await socket.receive_json_from(timeout=5))
+        found.append(await socket.receive_from(timeout=5))
     return found
 
 
@@ -50,7 +97,7 @@ def waiting(operator: Any, drive: Callable[..., WorkflowRun]) -> WorkflowRun:
     )
 
 
-async def test_run_socket_in_html_mode_replays_rows_states_and_partials(
+async def test_run_socket_in_html_mode_replays_rows_graph_and_partials_in_one_message(
     operator: Any, waiting: WorkflowRun
 ) -> None:
     socket = communicator(f"/ws/runs/{waiting.pk}/?view=html&after=0", operator)
@@ -58,23 +105,40 @@ async def test_run_socket_in_html_mode_replays_rows_states_and_partials(
     assert connected
     sent = await messages_until_quiet(socket)
     await socket.disconnect()
-    rows = [m for m in sent if m["type"] == "html" and m["target"] == "#event-log-rows"]
-    assert (
-        len(rows) == 1
-        and rows[0]["seq"] == waiting.last_event_seq
-        and rows[0]["swap"] == "afterbegin"
-    )
-    assert rows[0]["html"].count('<li class="event-row"') == waiting.last_event_seq
+    (message,) = sent
+    assert swaps(message) == [
+        "afterbegin:#event-log-rows",
+        "#run-graph",
+        "#run-header",
+        "#run-outcome",
+        "#run-details",
+        "#run-timeline",
+    ]
+    # Led by the batch's last sequence number: live.js resumes from it and skips repeats.
+    leading = re.match(r'\s*<[^>]*\sdata-seq="(\d+)"', message)
+    assert leading is not None and leading.group(1) == str(waiting.last_event_seq)
+    assert message.count('<li class="event-row"') == waiting.last_event_seq
     # Newest first, like the page: the batch goes on top of the log in one piece.
-    assert rows[0]["html"].index(f'id="event-{waiting.last_event_seq}"') < rows[0]["html"].index(
-        'id="event-1"'
-    )
-    states = {m["executor"]: m["state"] for m in sent if m["type"] == "executor_state"}
+    assert message.index(f'id="event-{waiting.last_event_seq}"') < message.index('id="event-1"')
+    states = {name: state for state, name in NODE.findall(message)}
     assert states["hitl-gate"] == "waiting" and states["check-eligibility"] == "done"
     assert states["finalize"] == "idle"
-    redrawn = {m["target"] for m in sent if m["type"] == "html" and m["swap"] == "outerHTML"}
-    assert redrawn == {"#run-header", "#run-outcome", "#run-details", "#run-timeline"}
-    assert not [m for m in sent if m["type"] == "event"]  # no JSON events in HTML mode
+
+
+async def test_run_socket_in_html_mode_resumes_after_the_given_seq(
+    operator: Any, waiting: WorkflowRun
+) -> None:
+    last = waiting.last_event_seq
+    socket = communicator(f"/ws/runs/{waiting.pk}/?view=html&after={last - 2}", operator)
+    assert (await socket.connect())[0]
+    (message,) = await messages_until_quiet(socket)
+    await socket.disconnect()
+    # What a reconnecting page asks for: only the rows it does not have yet.
+    assert re.findall(r'<li class="event-row" id="event-(\d+)"', message) == [
+        str(last),
+        str(last - 1),
+    ]
+    assert f'data-seq="{last}"' in message
 
 
 async def test_run_socket_in_html_mode_sends_what_changed_live(
@@ -88,11 +152,30 @@ async def test_run_socket_in_html_mode_sends_what_changed_live(
     await database_sync_to_async(services.run_cancel)(waiting.pk, user=operator)
     sent = await messages_until_quiet(socket)
     await socket.disconnect()
-    rows = next(m for m in sent if m.get("target") == "#event-log-rows")
-    assert "Run cancelled by olga" in rows["html"] and rows["seq"] == waiting.last_event_seq + 1
-    header = next(m for m in sent if m.get("target") == "#run-header")
-    assert "status-cancelled" in header["html"]
-    assert {"type": "run_changed", "run_id": str(waiting.pk)} in sent  # reloads the buttons
+    rows = next(m for m in sent if "afterbegin:#event-log-rows" in m)
+    assert "Run cancelled by olga" in rows
+    assert f'data-seq="{waiting.last_event_seq + 1}"' in rows
+    header = rows[rows.index('id="run-header"') :]
+    assert "status-cancelled" in header[: header.index("</div>")]
+    # The buttons hold a CSRF token and depend on the role: they reload through their view.
+    signal = live_fragments.signal(live_fragments.RUN_CHANGED)
+    assert signal in sent and swaps(signal) == ["innerHTML:#live-signals"]
+    assert '<i class="live-run-changed"></i>' in signal
+
+
+def test_run_update_skips_the_graph_of_an_unregistered_workflow(
+    make_run: Callable[..., Any],
+) -> None:
+    run = make_run(status="running", workflow_name="gone-away")
+    events = [
+        RunEvent.objects.create(run=run, seq=1, type="run_status", data={"status": "running"})
+    ]
+
+    html = live_fragments.run_update(run.pk, events)
+
+    # The page draws no graph for it either, and a fragment without its target is an error.
+    assert swaps(html)[:1] == ["afterbegin:#event-log-rows"] and "#run-graph" not in swaps(html)
+    assert live_fragments.run_update(run.pk, []) == ""
 
 
 async def test_run_socket_without_html_mode_still_sends_json_events(
@@ -100,7 +183,9 @@ async def test_run_socket_without_html_mode_still_sends_json_events(
 ) -> None:
     socket = communicator(f"/ws/runs/{waiting.pk}/?after={waiting.last_event_seq - 2}", operator)
     assert (await socket.connect())[0]
-    sent = await messages_until_quiet(socket, 0.3)
+    sent = []
+    while not await socket.receive_nothing(timeout=0.3):
+        sent.append(await socket.receive_json_from(timeout=5))
     await socket.disconnect()
     # The event's own fields, as before: its type, data and sequence number (no rendered HTML).
     assert [m["seq"] for m in sent] == [waiting.last_event_seq - 1, waiting.last_event_seq]
@@ -108,23 +193,24 @@ async def test_run_socket_without_html_mode_still_sends_json_events(
     assert not [m for m in sent if "html" in m]
 
 
-async def test_runs_socket_in_html_mode_throttles_refreshes(
+async def test_runs_socket_in_html_mode_throttles_refresh_signals(
     operator: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(consumers, "RUNS_REFRESH_INTERVAL", 0.3)
     socket = communicator("/ws/runs/?view=html", operator)
     assert (await socket.connect())[0]
     layer = get_channel_layer()
+    signal = live_fragments.signal(live_fragments.RUNS_CHANGED)
+    assert '<i class="live-runs-changed"></i>' in signal
     for index in range(5):
         await layer.group_send(broadcast.RUNS_GROUP, {"type": "runs.changed", "run_id": str(index)})
-    first = await socket.receive_json_from(timeout=1)
-    assert first == {"type": "runs_refresh"}
+    assert await socket.receive_from(timeout=1) == signal
     for index in range(5):
         await layer.group_send(broadcast.RUNS_GROUP, {"type": "runs.changed", "run_id": str(index)})
     trailing = await messages_until_quiet(socket, 0.8)
     await socket.disconnect()
     # The burst after the first refresh is one more refresh, not five.
-    assert trailing == [{"type": "runs_refresh"}]
+    assert trailing == [signal]
 
 
 async def test_runs_socket_for_api_clients_relays_every_change(operator: Any) -> None:
@@ -133,6 +219,25 @@ async def test_runs_socket_for_api_clients_relays_every_change(operator: Any) ->
     layer = get_channel_layer()
     await layer.group_send(broadcast.RUNS_GROUP, {"type": "runs.changed", "run_id": "a"})
     await layer.group_send(broadcast.RUNS_GROUP, {"type": "runs.changed", "run_id": "b"})
-    sent = await messages_until_quiet(socket, 0.3)
+    sent = []
+    while not await socket.receive_nothing(timeout=0.3):
+        sent.append(await socket.receive_json_from(timeout=5))
     await socket.disconnect()
     assert sent == [{"type": "run_changed", "run_id": "a"}, {"type": "run_changed", "run_id": "b"}]
+
+
+async def test_approvals_socket_in_html_mode_sends_the_badge_and_a_signal(
+    operator: Any, drive: Callable[..., WorkflowRun]
+) -> None:
+    socket = communicator("/ws/approvals/?view=html", operator)
+    assert (await socket.connect())[0]
+    first = await socket.receive_from(timeout=5)  # on connect: what changed while away
+    assert swaps(first) == ["#approval-count", "innerHTML:#live-signals"]
+    assert 'data-count="0"' in first and '<i class="live-approvals-changed"></i>' in first
+    await database_sync_to_async(drive)(
+        services.run_start, workflow_name="return-replace", input={"work_ms": 0}, user=operator
+    )
+    sent = await messages_until_quiet(socket)
+    await socket.disconnect()
+    assert sent and 'data-count="1"' in sent[-1]
+    assert all(swaps(m) == ["#approval-count", "innerHTML:#live-signals"] for m in sent)

@@ -56,7 +56,8 @@ def test_run_page_of_a_waiting_run_shows_graph_timeline_events_and_what_it_waits
         "1 pending" in html and "Waiting for a decision." in html and "Decide in the inbox" in html
     )
     assert (
-        f'data-ws-url="/ws/runs/{run.pk}/?view=html" data-last-seq="{run.last_event_seq}"' in html
+        f'hx-ext="ws" ws-connect="/ws/runs/{run.pk}/?view=html" data-last-seq="{run.last_event_seq}"'
+        in html
     )
     assert "hitl-gate asks for a decision (ApprovalDecision)" in html
     assert "Cancel run" in html and "Retry" not in html

@@ -125,7 +125,7 @@ def test_runs_list_shows_status_workflow_times_superstep_and_waiting_on(
     assert "status-completed" in html and "status-waiting" in html
     assert f"?request={waiting.engine_run_id}%3Ar1" in html  # the waiting-on link into the inbox
     assert "hitl-gate" in html and "data-duration-since" in html
-    assert 'data-ws-url="/ws/runs/?view=html"' in html
+    assert 'hx-ext="ws" ws-connect="/ws/runs/?view=html"' in html
     assert 'href="/runs/start/"' not in html  # a viewer is not offered what it may not do
 
 

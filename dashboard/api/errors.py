@@ -1,0 +1,174 @@
+"""One error format for every refusal: ``{"error": "why", "errors": {"field": "problem"}}``.
+
+django-ninja's own answers (``{"detail": ...}``, 422 for invalid input, a text 405) are replaced
+here, so a client sees the same shape whether a schema, a service or the CSRF check refused:
+400 names the field, 401 asks for credentials, 403 is a role or CSRF refusal, 404 an unknown id,
+409 an illegal transition saying why. ``JsonBodyParser`` keeps the body rules the schemas cannot
+express (a JSON object, not nested too deeply, no NUL characters, which PostgreSQL cannot store).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.csrf import csrf_failure as django_csrf_failure
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.parser import Parser
+
+from dashboard import services
+
+__all__ = [
+    "JsonBodyParser",
+    "MethodNotAllowed",
+    "NotAuthenticated",
+    "csrf_failure",
+    "error_response",
+    "install_error_handlers",
+]
+
+AUTHENTICATION_REQUIRED = "authentication required (session or Bearer token)"
+
+
+class NotAuthenticated(services.ServiceError):
+    """Credentials were sent but do not authenticate anyone (a bad or revoked token)."""
+
+    status = 401
+
+
+class MethodNotAllowed(services.ServiceError):
+    status = 405
+
+    def __init__(self, method: str, allowed: list[str]) -> None:
+        super().__init__(f"method {method} not allowed; use {', '.join(allowed)}")
+        self.allowed = allowed
+
+
+def error_response(status: int, message: str, errors: dict[str, str] | None = None) -> JsonResponse:
+    body: dict[str, Any] = {"error": message}
+    if errors:
+        body["errors"] = errors
+    return JsonResponse(body, status=status)
+
+
+class JsonBodyParser(Parser):
+    """ninja's JSON parser plus the body rules; refusals are ``InvalidInput`` naming the field."""
+
+    def parse_body(self, request: HttpRequest) -> dict[str, Any]:
+        try:
+            body = json.loads(request.body)
+        except (ValueError, UnicodeDecodeError):
+            raise services.InvalidInput(
+                "the request body is not valid JSON", errors={"body": "invalid JSON"}
+            ) from None
+        except RecursionError:
+            raise services.InvalidInput(
+                "the request body is nested too deeply", errors={"body": "nested too deeply"}
+            ) from None
+        if not isinstance(body, dict):
+            raise services.InvalidInput(
+                "the request body must be a JSON object", errors={"body": "not an object"}
+            )
+        field = _field_with_nul(body)
+        if field is not None:
+            raise services.InvalidInput(
+                f"{field} may not contain NUL characters", errors={field: "contains a NUL character"}
+            )
+        return body
+
+
+def _field_with_nul(body: dict[str, Any]) -> str | None:
+    """The top-level field whose value holds a NUL character anywhere (keys included)."""
+    for name, value in body.items():
+        stack: list[Any] = [name, value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str) and "\x00" in item:
+                return name.replace("\x00", "") or "body"
+            if isinstance(item, dict):
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+    return None
+
+
+def _field_errors(errors: list[dict[str, Any]]) -> dict[str, str]:
+    """ninja's error locations, e.g. ``("body", "payload", "workflow", 0)`` or
+    ``("query", "limit")``, reduced to the field a client sent."""
+    found: dict[str, str] = {}
+    for error in errors:
+        loc = [str(part) for part in error.get("loc", ())]
+        source, rest = (loc[0], loc[1:]) if loc else ("body", [])
+        if source == "body":
+            rest = rest[1:]  # the view's parameter name, not something the client sent
+        field = rest[0] if rest else "body"
+        message = str(error.get("msg", "invalid"))
+        if not rest and error.get("type") == "missing":
+            message = "required (a JSON object)"
+        found.setdefault(field, message)
+    return found
+
+
+def _on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    if any(str(next(iter(e.get("loc", ())), "")) == "path" for e in exc.errors):
+        # A path whose ids cannot even be read names nothing.
+        return error_response(404, "no such resource")
+    errors = _field_errors(exc.errors)
+    message = "; ".join(f"{field}: {problem}" for field, problem in errors.items())
+    return error_response(400, message or "invalid request", errors)
+
+
+def _on_service_error(request: HttpRequest, exc: services.ServiceError) -> HttpResponse:
+    response = error_response(exc.status, exc.message, exc.errors)
+    if isinstance(exc, MethodNotAllowed):
+        response["Allow"] = ", ".join(exc.allowed)
+    return response
+
+
+def _on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    # ninja wraps what the parser raised ("Cannot parse request body"): answer with the cause.
+    if isinstance(exc.__cause__, services.ServiceError):
+        return _on_service_error(request, exc.__cause__)
+    return error_response(exc.status_code, str(exc))
+
+
+def _on_authentication_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return error_response(401, AUTHENTICATION_REQUIRED)
+
+
+class CsrfRefused(Exception):
+    """A session request failed Django's CSRF check; ``response`` is ``csrf_failure``'s."""
+
+    def __init__(self, response: HttpResponse) -> None:
+        super().__init__("CSRF check failed")
+        self.response = response
+
+
+def _on_csrf_refused(request: HttpRequest, exc: CsrfRefused) -> HttpResponse:
+    return exc.response
+
+
+def install_error_handlers(api: NinjaAPI) -> None:
+    handlers: list[tuple[type[Exception], Callable[[HttpRequest, Any], HttpResponse]]] = [
+        (ValidationError, _on_validation_error),
+        (services.ServiceError, _on_service_error),
+        (AuthenticationError, _on_authentication_error),
+        (HttpError, _on_http_error),
+        (CsrfRefused, _on_csrf_refused),
+    ]
+    for exception, handler in handlers:
+        api.add_exception_handler(exception, handler)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """``CSRF_FAILURE_VIEW``: the API answers a refused CSRF check in JSON like every other
+    refusal (pages keep Django's page)."""
+    if not request.path.startswith("/api/"):
+        return django_csrf_failure(request, reason)
+    return error_response(
+        403, f"CSRF check failed ({reason}); send the X-CSRFToken header or use a Bearer token"
+    )
