@@ -167,8 +167,7 @@ class WorkflowContext(Generic[OutT, WorkflowOutT]):
                 "it was not emitted"
             )
             return
-        # The event object is the caller's; marking where it came from must not need a copy.
-        object.__setattr__(event, "origin", WorkflowEventSource.EXECUTOR)
+        event.origin = WorkflowEventSource.EXECUTOR
         self._scope.emit(event)
 
     # --------------------------------------------------------------------------------- state

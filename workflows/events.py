@@ -1,8 +1,8 @@
 """Events a run emits, and the states a run can be in.
 
-Events are small frozen dataclasses with a ``type`` discriminator. ``to_dict()`` gives a
-JSON-safe form (payloads through the checkpoint codec) so events cross Celery and websockets
-unchanged.
+Events are small dataclasses with a ``type`` discriminator, open to subclassing as in MAF.
+``to_dict()`` gives a JSON-safe form (payloads through the checkpoint codec) so events cross
+Celery and websockets unchanged.
 """
 
 from __future__ import annotations
@@ -173,7 +173,10 @@ class ErrorDetails:
 WorkflowErrorDetails = ErrorDetails  # MAF's name for the same record
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+# Not frozen, compared by identity: as in MAF, an event is an object its subclasses may extend
+# (``super().__init__("progress", data=...)`` then ``self.pct = ...``), and a frozen slotted
+# dataclass both refuses that and costs a slow ``object.__setattr__`` per field per event.
+@dataclass(slots=True, repr=False, eq=False)
 class WorkflowEvent(Generic[DataT]):
     """One thing that happened in a run (``WorkflowEvent[T]`` names the type of its ``data``).
 
@@ -345,7 +348,7 @@ class WorkflowEvent(Generic[DataT]):
         )
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class RequestInfoEvent(WorkflowEvent):
     """A human-in-the-loop request: the run waits for an answer of ``response_type``.
 
@@ -359,6 +362,12 @@ class RequestInfoEvent(WorkflowEvent):
     response_type: Any = None
     created_at: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+
+    # A request is data a checkpoint carries: two with the same fields are the same request
+    # (a checkpoint restored from storage equals the one saved). Hashed by its id, which equal
+    # requests share, so requests still fit in sets as MAF's do.
+    def __hash__(self) -> int:
+        return hash(("request_info", self.request_id))
 
     def to_dict(self, *, registry: TypeRegistry = default_registry) -> dict[str, Any]:
         out = WorkflowEvent.to_dict(self, registry=registry)

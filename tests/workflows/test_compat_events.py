@@ -141,7 +141,7 @@ def test_the_event_factories_build_the_events_maf_code_expects() -> None:
 
 
 async def test_events_say_whether_the_framework_or_an_executor_emitted_them() -> None:
-    @dataclass(frozen=True)
+    @dataclass
     class Progress(WorkflowEvent[int]):
         pass
 
@@ -214,3 +214,21 @@ def test_the_event_catalogue_declares_every_engine_event_once() -> None:
     assert set(get_args(WorkflowEventType)) == set(EVENT_KINDS)
     assert EVENT_KINDS["superstep_completed"].fields == ("iteration", "checkpoint_id")
     assert not EVENT_KINDS["warning"].reserved and EVENT_KINDS["output"].reserved
+
+
+async def test_a_maf_style_event_subclass_with_its_own_init_and_attributes_works() -> None:
+    class ProgressEvent(WorkflowEvent):
+        def __init__(self, percent: int) -> None:
+            super().__init__("progress", data=percent)
+            self.percent = percent
+
+    class Worker(Executor):
+        @handler
+        async def take(self, n: int, ctx: WorkflowContext) -> None:
+            await ctx.add_event(ProgressEvent(50))
+
+    result = await WorkflowBuilder(start_executor=Worker(id="w")).build().run(1)
+    (progress,) = [e for e in result if e.type == "progress"]
+    assert isinstance(progress, ProgressEvent) and progress.percent == 50 and progress.data == 50
+    assert progress.origin == WorkflowEventSource.EXECUTOR
+    assert len({progress, progress}) == 1  # hashable, by identity, like MAF's events

@@ -1050,7 +1050,7 @@ async def test_send_message_of_an_undeclared_type_is_sent_with_a_warning() -> No
 
 
 async def test_custom_events_are_emitted_and_reserved_types_become_warnings() -> None:
-    @dataclass(frozen=True)
+    @dataclass
     class Progress(WorkflowEvent):
         percent: int = 0
 
