@@ -4,7 +4,8 @@ layers. ``ready()`` starts nothing: threads belong to server processes (config/a
 ``ready()`` plugs the execution and approvals packages into ``services.dispatch`` (services
 sit below them and never import them) and, by importing their ``tasks`` modules, registers
 their Celery tasks and periodic jobs in every process Django runs in (web server, Celery
-worker, shell, tests).
+worker, shell, tests). It also loads the workflow registry, so a workflow module that does not
+import stops every process at startup.
 """
 
 from __future__ import annotations
@@ -25,11 +26,15 @@ class DashboardConfig(AppConfig):
         checks.register(check_shared_database, checks.Tags.database)
         # Imported here, not at the top: task modules import models, which are only ready now.
         from dashboard.approvals import tasks as approval_tasks
+        from dashboard.execution import registry
         from dashboard.execution import tasks as execution_tasks
         from dashboard.services import dispatch
 
         dispatch.plug_run_executor(execution_tasks.enqueue_run_on_commit)
         dispatch.plug_notification_sender(approval_tasks.enqueue_delivery)
+        # Import every registered workflow now: a broken source stops the process at startup
+        # with its name, not a page later with a 500.
+        registry.load()
 
 
 def check_shared_database(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:

@@ -26,6 +26,7 @@ __all__ = [
     "RUN_EVENT_KINDS",
     "ApprovalDecided",
     "ApprovalOverdue",
+    "ApprovalOverride",
     "ApprovalVote",
     "CheckpointMarker",
     "CheckpointsPruned",
@@ -38,6 +39,7 @@ __all__ = [
     "Tone",
     "approval_decided",
     "approval_overdue",
+    "approval_override",
     "approval_vote",
     "checkpoint_marker",
     "checkpoints_pruned",
@@ -136,6 +138,15 @@ class ApprovalDecided(TypedDict):
 class ApprovalOverdue(TypedDict):
     type: Literal["approval_overdue"]
     request_id: str
+
+
+class ApprovalOverride(TypedDict):
+    type: Literal["approval_override"]
+    request_id: str
+    by: str
+    decision: str  # "approve" or "reject"
+    rule: str  # the refusal the override lifted
+    reason: str
 
 
 class CheckpointsPruned(TypedDict):
@@ -239,6 +250,19 @@ def approval_overdue(request_id: str) -> ApprovalOverdue:
     return {"type": "approval_overdue", "request_id": request_id}
 
 
+def approval_override(
+    request_id: str, by: str, decision: str, rule: str, reason: str
+) -> ApprovalOverride:
+    return {
+        "type": "approval_override",
+        "request_id": request_id,
+        "by": by,
+        "decision": decision,
+        "rule": rule,
+        "reason": reason,
+    }
+
+
 def checkpoints_pruned(count: int, policy: str, at: str) -> CheckpointsPruned:
     return {"type": "checkpoints_pruned", "count": count, "policy": policy, "at": at}
 
@@ -268,6 +292,7 @@ _DASHBOARD_KINDS = (
     RunEventKind("approval_vote", "an approver voted"),
     RunEventKind("approval_decided", "a request was decided"),
     RunEventKind("approval_overdue", "a request passed its deadline", "warning"),
+    RunEventKind("approval_override", "an administrator decided against an approval rule", "warning"),
     RunEventKind("checkpoints_pruned", "retention deleted checkpoints"),
     RunEventKind("checkpoint", "a checkpoint other than a superstep's was committed", plain=True),
 )

@@ -3,34 +3,52 @@
 django-ninja's own answers (``{"detail": ...}``, 422 for invalid input, a text 405) are replaced
 here, so a client sees the same shape whether a schema, a service or the CSRF check refused:
 400 names the field, 401 asks for credentials, 403 is a role or CSRF refusal, 404 an unknown id,
-409 an illegal transition saying why. ``JsonBodyParser`` keeps the body rules the schemas cannot
-express (a JSON object, not nested too deeply, no NUL characters, which PostgreSQL cannot store).
+409 an illegal transition saying why, 413 a body over ``MAX_BODY_BYTES``. ``JsonBodyParser``
+keeps the body rules the schemas cannot express: at most ``MAX_BODY_BYTES``, a JSON object, not
+nested too deeply, and nothing the database cannot store (NUL characters, lone surrogates, NaN,
+infinities and numbers that overflow a float; ``services.validation``), each refusal naming the
+field.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.views.csrf import csrf_failure as django_csrf_failure
+from django.views.defaults import bad_request as django_bad_request
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 
 from dashboard import services
+from dashboard.services import validation
 
 __all__ = [
+    "MAX_BODY_BYTES",
+    "TOO_LARGE_TEMPLATE",
     "JsonBodyParser",
     "MethodNotAllowed",
     "NotAuthenticated",
+    "PayloadTooLarge",
+    "bad_request",
     "csrf_failure",
     "error_response",
     "install_error_handlers",
 ]
 
 AUTHENTICATION_REQUIRED = "authentication required (session or Bearer token)"
+
+TOO_LARGE_TEMPLATE = "request_too_large.html"
+MAX_BODY_BYTES = 1024 * 1024
+"""The largest request body the API accepts (1 MiB). A run's input, a decision or an edited
+fork state is far smaller; bodies of megabytes are refused with 413 instead of being parsed.
+Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (2.5 MiB), the pages' limit, stays the bound on what
+is read at all: above it the body is refused unread, Content-Length or not (chunked)."""
 
 
 class NotAuthenticated(services.ServiceError):
@@ -54,13 +72,26 @@ def error_response(status: int, message: str, errors: dict[str, str] | None = No
     return JsonResponse(body, status=status)
 
 
+class PayloadTooLarge(services.ServiceError):
+    status = 413
+
+    def __init__(self) -> None:
+        super().__init__(
+            f"the request body is larger than the API's limit of {MAX_BODY_BYTES} bytes",
+            errors={"body": f"larger than {MAX_BODY_BYTES} bytes"},
+        )
+
+
 class JsonBodyParser(Parser):
     """ninja's JSON parser plus the body rules; refusals are ``InvalidInput`` naming the field."""
 
     def parse_body(self, request: HttpRequest) -> dict[str, Any]:
+        raw = request.body
+        if len(raw) > MAX_BODY_BYTES:
+            raise PayloadTooLarge()
         try:
-            body = json.loads(request.body)
-        except (ValueError, UnicodeDecodeError):
+            body = validation.parse_json(raw)
+        except ValueError:  # UnicodeDecodeError included
             raise services.InvalidInput(
                 "the request body is not valid JSON", errors={"body": "invalid JSON"}
             ) from None
@@ -72,28 +103,11 @@ class JsonBodyParser(Parser):
             raise services.InvalidInput(
                 "the request body must be a JSON object", errors={"body": "not an object"}
             )
-        field = _field_with_nul(body)
-        if field is not None:
-            raise services.InvalidInput(
-                f"{field} may not contain NUL characters", errors={field: "contains a NUL character"}
-            )
+        for name, value in body.items():
+            field = validation.printable(name) or "body"
+            validation.require_storable(name, field=field)
+            validation.require_storable(value, field=field)
         return body
-
-
-def _field_with_nul(body: dict[str, Any]) -> str | None:
-    """The top-level field whose value holds a NUL character anywhere (keys included)."""
-    for name, value in body.items():
-        stack: list[Any] = [name, value]
-        while stack:
-            item = stack.pop()
-            if isinstance(item, str) and "\x00" in item:
-                return name.replace("\x00", "") or "body"
-            if isinstance(item, dict):
-                stack.extend(item.keys())
-                stack.extend(item.values())
-            elif isinstance(item, list):
-                stack.extend(item)
-    return None
 
 
 def _field_errors(errors: list[dict[str, Any]]) -> dict[str, str]:
@@ -136,6 +150,11 @@ def _on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     return error_response(exc.status_code, str(exc))
 
 
+def _on_request_too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    # Above DATA_UPLOAD_MAX_MEMORY_SIZE Django refuses to read the body at all.
+    return _on_service_error(request, PayloadTooLarge())
+
+
 def _on_authentication_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
     return error_response(401, AUTHENTICATION_REQUIRED)
 
@@ -159,6 +178,7 @@ def install_error_handlers(api: NinjaAPI) -> None:
         (AuthenticationError, _on_authentication_error),
         (HttpError, _on_http_error),
         (CsrfRefused, _on_csrf_refused),
+        (RequestDataTooBig, _on_request_too_big),
     ]
     for exception, handler in handlers:
         api.add_exception_handler(exception, handler)
@@ -172,3 +192,15 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     return error_response(
         403, f"CSRF check failed ({reason}); send the X-CSRFToken header or use a Bearer token"
     )
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """``handler400``: Django answers a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (whoever read
+    it: the CSRF check, a form, ninja) with its generic 400 page. It is 413 here, in JSON under
+    ``/api/`` and as a page that says what the limit is elsewhere; other 400s keep Django's."""
+    if not isinstance(exception, RequestDataTooBig):
+        return django_bad_request(request, exception)
+    if request.path.startswith("/api/"):
+        return _on_service_error(request, PayloadTooLarge())
+    context = {"limit": settings.DATA_UPLOAD_MAX_MEMORY_SIZE}
+    return render(request, TOO_LARGE_TEMPLATE, context, status=413)

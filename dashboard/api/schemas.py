@@ -102,6 +102,14 @@ class DecideIn(_Body):
     decision: Literal["approve", "reject"]
     response: JsonValue = Field(None, description="fits the request's response_schema")
     reason: str = ""
+    override: bool = Field(
+        False,
+        description=(
+            "decide although an approval rule (no self-approval, an assignment) refuses you: "
+            "administrators only (403 otherwise), with a reason (400 without), recorded in the "
+            "audit log and the run's events; 409 when no rule refuses you"
+        ),
+    )
 
 
 class ClaimIn(_Body):

@@ -24,6 +24,7 @@ from dashboard import services
 from dashboard.api.auth import AUTH
 from dashboard.api.errors import (
     AUTHENTICATION_REQUIRED,
+    MAX_BODY_BYTES,
     JsonBodyParser,
     MethodNotAllowed,
     error_response,
@@ -70,8 +71,10 @@ api = NinjaAPI(
     description=(
         "Start, inspect and steer workflow runs; decide approval requests. Authenticate with "
         "`Authorization: Bearer <token>` (`manage.py create_api_token`) or the dashboard's "
-        "session, which needs the `X-CSRFToken` header on POST. Every refusal is "
-        '`{"error": "...", "errors": {"field": "problem"}}`.'
+        "session, which needs the `X-CSRFToken` header on POST. Request bodies are JSON "
+        f"objects of at most {MAX_BODY_BYTES} bytes (413 beyond); NaN, Infinity, numbers that "
+        "overflow a float, lone surrogates and NUL characters are refused (400 naming the "
+        'field). Every refusal is `{"error": "...", "errors": {"field": "problem"}}`.'
     ),
     urls_namespace="api",
     auth=AUTH,

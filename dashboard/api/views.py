@@ -59,7 +59,7 @@ router = Router()
 
 def refusals(*statuses: int) -> dict[int, type[ErrorOut]]:
     """The error responses an operation documents: every one may answer 400 (a NUL character
-    in the query), 401 and 403, plus ``statuses``."""
+    in the query), 401 and 403, plus ``statuses`` (413 for those that read a body)."""
     return {status: ErrorOut for status in (400, 401, 403, *statuses)}
 
 
@@ -108,7 +108,7 @@ def run_list(
     return RunsOut(runs=[run_out(run) for run in rows])
 
 
-@router.post("/runs/", response={201: RunOut, **refusals()}, url_name="run-start")
+@router.post("/runs/", response={201: RunOut, **refusals(413)}, url_name="run-start")
 def run_start(request: HttpRequest, payload: RunStartIn) -> Status[RunOut]:
     """Start a run; it is queued (400 names the input field that does not fit)."""
     run = services.run_start(workflow_name=payload.workflow, input=payload.input, user=request.user)
@@ -133,7 +133,7 @@ def run_checkpoints(request: HttpRequest, run_id: uuid.UUID) -> CheckpointsOut:
 
 @router.get(
     "/runs/{uuid:run_id}/checkpoints/{checkpoint_id}/",
-    response={200: CheckpointDetailOut, **refusals(404)},
+    response={200: CheckpointDetailOut, **refusals(404, 409)},
     url_name="checkpoint",
 )
 def checkpoint_detail(
@@ -144,6 +144,12 @@ def checkpoint_detail(
     checkpoint = selectors.checkpoint_get(run.pk, checkpoint_id)
     if checkpoint is None:
         raise services.NotFound(f"run {run.pk} has no checkpoint {checkpoint_id!r}")
+    if run.workflow_name not in registry.names():
+        # Its types went with it, so the document cannot be decoded (the pages show it raw).
+        raise services.Conflict(
+            f"workflow {run.workflow_name!r} is not registered any more; its checkpoints "
+            "cannot be decoded"
+        )
     registry.describe(run.workflow_name)  # registers the workflow's types with the codec
     document = DjangoCheckpointStorage().decode(checkpoint.document).to_dict()
     return CheckpointDetailOut(**checkpoint_out(checkpoint).model_dump(), document=document)
@@ -161,7 +167,7 @@ def run_events(request: HttpRequest, run_id: uuid.UUID, after: int = 0, limit: i
 
 @router.post(
     "/runs/{uuid:run_id}/resume/",
-    response={202: RunOut, **refusals(404, 409)},
+    response={202: RunOut, **refusals(404, 409, 413)},
     url_name="run-resume",
 )
 def run_resume(request: HttpRequest, run_id: uuid.UUID, payload: ResumeIn) -> Status[RunOut]:
@@ -171,7 +177,9 @@ def run_resume(request: HttpRequest, run_id: uuid.UUID, payload: ResumeIn) -> St
 
 
 @router.post(
-    "/runs/{uuid:run_id}/fork/", response={201: RunOut, **refusals(404, 409)}, url_name="run-fork"
+    "/runs/{uuid:run_id}/fork/",
+    response={201: RunOut, **refusals(404, 409, 413)},
+    url_name="run-fork",
 )
 def run_fork(request: HttpRequest, run_id: uuid.UUID, payload: ForkIn) -> Status[RunOut]:
     """A new run from one of this run's checkpoints, optionally with edited state."""
@@ -187,7 +195,7 @@ def run_fork(request: HttpRequest, run_id: uuid.UUID, payload: ForkIn) -> Status
 
 @router.post(
     "/runs/{uuid:run_id}/cancel/",
-    response={200: RunOut, **refusals(404, 409)},
+    response={200: RunOut, **refusals(404, 409, 413)},
     url_name="run-cancel",
 )
 def run_cancel(request: HttpRequest, run_id: uuid.UUID, payload: NoBodyIn | None = None) -> RunOut:
@@ -196,7 +204,9 @@ def run_cancel(request: HttpRequest, run_id: uuid.UUID, payload: NoBodyIn | None
 
 
 @router.post(
-    "/runs/{uuid:run_id}/retry/", response={202: RunOut, **refusals(404, 409)}, url_name="run-retry"
+    "/runs/{uuid:run_id}/retry/",
+    response={202: RunOut, **refusals(404, 409, 413)},
+    url_name="run-retry",
 )
 def run_retry(
     request: HttpRequest, run_id: uuid.UUID, payload: NoBodyIn | None = None
@@ -206,7 +216,9 @@ def run_retry(
 
 
 @router.post(
-    "/runs/{uuid:run_id}/hold/", response={200: RunOut, **refusals(404, 409)}, url_name="run-hold"
+    "/runs/{uuid:run_id}/hold/",
+    response={200: RunOut, **refusals(404, 409, 413)},
+    url_name="run-hold",
 )
 def run_hold(request: HttpRequest, run_id: uuid.UUID, payload: HoldIn | None = None) -> RunOut:
     """Put a run on hold (or release it with ``hold: false``); 409 if it already is (or is not)."""
@@ -229,25 +241,27 @@ def approvals(
 
 @router.post(
     "/approvals/{request_id}/decide/",
-    response={200: ApprovalOut, **refusals(404, 409)},
+    response={200: ApprovalOut, **refusals(404, 409, 413)},
     url_name="approval-decide",
 )
 def approval_decide(request: HttpRequest, request_id: str, payload: DecideIn) -> ApprovalOut:
     """Approve (with a ``response`` fitting the request's ``response_schema``) or reject;
-    409 names who decided first."""
+    409 names who decided first. An administrator refused by an approval rule decides with
+    ``override: true`` and a ``reason``."""
     approval = services.approval_decide(
         request_id,
         user=request.user,
         approved=payload.decision == "approve",
         response=payload.response,
         reason=payload.reason,
+        override=payload.override,
     )
     return approval_out(approval)
 
 
 @router.post(
     "/approvals/{request_id}/claim/",
-    response={200: ApprovalOut, **refusals(404, 409)},
+    response={200: ApprovalOut, **refusals(404, 409, 413)},
     url_name="approval-claim",
 )
 def approval_claim(
@@ -262,7 +276,9 @@ def approval_claim(
 
 
 @router.post(
-    "/retention/prune/", response={200: PruneReportsOut, **refusals(404)}, url_name="retention-prune"
+    "/retention/prune/",
+    response={200: PruneReportsOut, **refusals(404, 413)},
+    url_name="retention-prune",
 )
 def retention_prune(request: HttpRequest, payload: PruneIn | None = None) -> PruneReportsOut:
     """Apply one retention policy by name, or every enabled one (``dry_run`` deletes nothing)."""

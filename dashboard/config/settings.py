@@ -9,13 +9,14 @@ application, the Celery app and the root URLconf. Two modes share this one file:
   setup, and so does demo mode (the ``dashboard.demo`` app and its workflows).
 * **Production** (``DATABASE_URL`` and/or ``REDIS_URL`` set): PostgreSQL, Celery workers on
   Redis, channels-redis. ``DEBUG`` defaults off, which switches on every HTTPS/cookie/HSTS
-  setting below and makes ``SECRET_KEY`` mandatory.
+  setting below and makes ``SECRET_KEY`` mandatory: at least 50 characters, not a default.
 
 Environment variables: ``DATABASE_URL``, ``REDIS_URL``, ``SECRET_KEY``, ``DEBUG``,
 ``ALLOWED_HOSTS``, ``CSRF_TRUSTED_ORIGINS`` (comma-separated), ``TRUST_X_FORWARDED_PROTO``,
 ``SECURE_SSL_REDIRECT``, ``SECURE_HSTS_SECONDS``, ``SECURE_HSTS_PRELOAD``, ``STATIC_ROOT``,
 ``DATABASE_CONN_MAX_AGE``, ``LOG_LEVEL``, ``SUPERSTEP_EMBEDDED_WORKERS``,
-``SUPERSTEP_BACKGROUND_SERVICES``, ``SUPERSTEP_LEASE_SECONDS``, ``SUPERSTEP_DEMO``.
+``SUPERSTEP_BACKGROUND_SERVICES``, ``SUPERSTEP_LEASE_SECONDS``, ``SUPERSTEP_DEMO``,
+``SUPERSTEP_WORKFLOWS`` (comma-separated modules of workflows).
 
 Variables are read with ``environs`` and ``DATABASE_URL`` is parsed by ``dj-database-url``. Ours
 on top, and why: ``env_bool`` keeps the documented four words a side (environs would also read
@@ -34,7 +35,6 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from environs import Env, EnvError
 
-from dashboard.demo import DEMO_WORKFLOWS
 from dashboard.web import csp as _web_csp
 
 # The repository: manage.py, templates/, static/ and var/ live here (this file is dashboard/config/).
@@ -182,14 +182,33 @@ SUPERSTEP_EMBEDDED = REDIS_URL is None
 DEBUG = env_bool("DEBUG", DATABASE_URL is None and REDIS_URL is None)
 
 _DEV_SECRET_KEY = "django-insecure-superstep-development-key-never-use-in-production"
+_MAKE_A_KEY = 'generate one with: python -c "import secrets; print(secrets.token_urlsafe(50))"'
+
+
+def secret_key_weakness(key: str) -> str | None:
+    """Why ``key`` must not sign production sessions, or None when it may.
+
+    The same bar as Django's ``check --deploy`` (security.W009), which only warns: a deployment
+    that ignores the warning signs sessions and password resets with a guessable key.
+    """
+    if key == _DEV_SECRET_KEY or key.startswith("django-insecure"):
+        return "is a development default"
+    if len(key) < 50:
+        return f"is {len(key)} characters long (at least 50 are needed)"
+    if len(set(key)) < 5:
+        return f"has {len(set(key))} distinct characters (at least 5 are needed)"
+    return None
+
+
 SECRET_KEY: str = env.str("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured(
-            "SECRET_KEY must be set when DEBUG is off (generate one with: python -c "
-            '"import secrets; print(secrets.token_urlsafe(50))")'
-        )
+        raise ImproperlyConfigured(f"SECRET_KEY must be set when DEBUG is off ({_MAKE_A_KEY})")
     SECRET_KEY = _DEV_SECRET_KEY
+elif not DEBUG and (weakness := secret_key_weakness(SECRET_KEY)) is not None:
+    raise ImproperlyConfigured(
+        f"SECRET_KEY {weakness}; it must be a long random secret when DEBUG is off ({_MAKE_A_KEY})"
+    )
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -372,16 +391,18 @@ CELERY_TIMEZONE = TIME_ZONE
 
 # ------------------------------------------------------------------------------ superstep
 
-# The workflow registry: name -> dotted path of a builder function, so any process can
-# rebuild a workflow by the name stored on its run. A deployment lists its own workflows (in a
-# settings module of its own that imports this one); demo mode adds the demo app's.
+# Where the workflows come from (dashboard.execution.workflow_sources, which imports them when
+# Django starts): installed packages' "superstep.workflows" entry points; the modules named by
+# the SUPERSTEP_WORKFLOWS variable (comma-separated), each declaring a module-level
+# WORKFLOWS = {"name": builder} dict; this setting, name -> dotted path of a builder, for a
+# settings module of one's own; and the demo app's, in demo mode. A name claimed twice is an error.
+SUPERSTEP_WORKFLOW_MODULES = env_list("SUPERSTEP_WORKFLOWS", [])
 SUPERSTEP_WORKFLOWS: dict[str, str] = {}
 # Demo mode: the demo app (its workflows, seed data and `manage.py demo`) is installed. On by
 # default exactly where DEBUG is (a machine configured for nothing); production leaves it out.
 SUPERSTEP_DEMO = env_bool("SUPERSTEP_DEMO", DEBUG)
 if SUPERSTEP_DEMO:
     INSTALLED_APPS.append("dashboard.demo")
-    SUPERSTEP_WORKFLOWS.update(DEMO_WORKFLOWS)
 # How long a worker owns a run without renewing (it renews every third of it); a dead worker's
 # run is taken over this long after its last renewal.
 SUPERSTEP_LEASE_SECONDS = env_int("SUPERSTEP_LEASE_SECONDS", 30)

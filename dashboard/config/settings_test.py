@@ -30,7 +30,6 @@ os.environ.setdefault("SECRET_KEY", "superstep-tests-only-secret-key-0123456789-
 
 from dashboard.config.settings import *
 from dashboard.config.settings import database_from_url
-from dashboard.demo import DEMO_WORKFLOWS
 
 _pid = os.getpid()
 POSTGRES_TEST_URL = os.environ.get(
@@ -81,7 +80,9 @@ SUPERSTEP_EMBEDDED = True
 # The suite runs the demo workflows whatever the environment says (DEBUG is off here).
 SUPERSTEP_DEMO = True
 INSTALLED_APPS = list(dict.fromkeys([*INSTALLED_APPS, "dashboard.demo"]))  # once, at the end
-SUPERSTEP_WORKFLOWS = {**SUPERSTEP_WORKFLOWS, **DEMO_WORKFLOWS}
+# The demo's workflows come with SUPERSTEP_DEMO; none from a SUPERSTEP_WORKFLOWS the shell exports.
+SUPERSTEP_WORKFLOW_MODULES = []
+SUPERSTEP_WORKFLOWS = {}
 SUPERSTEP_BACKGROUND_SERVICES = False
 CELERY_BROKER_URL = "memory://"
 CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

@@ -5,6 +5,9 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path
 
+# A body over DATA_UPLOAD_MAX_MEMORY_SIZE is 413 (JSON under /api/), not Django's generic 400.
+handler400 = "dashboard.api.errors.bad_request"
+
 urlpatterns: list[URLPattern | URLResolver] = [
     path("admin/", admin.site.urls),
     path("api/", include("dashboard.api.urls")),

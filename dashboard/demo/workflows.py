@@ -1,4 +1,4 @@
-"""The workflows the dashboard ships with, registered by name in ``SUPERSTEP_WORKFLOWS``.
+"""The workflows the dashboard ships with, registered by name in demo mode (``DEMO_WORKFLOWS``).
 
 Each builder takes an optional checkpoint storage and returns a fresh ``Workflow`` with fixed
 executor ids and a fixed name, so any worker process rebuilds exactly the same graph. Handlers

@@ -1,7 +1,8 @@
 """Executing runs: everything between "this run is queued" and its supersteps being driven.
 
-* ``registry``: the workflows this deployment knows, by name (``SUPERSTEP_WORKFLOWS``), their
-  input and response types;
+* ``registry``: the workflows this deployment knows, by name, their input and response types;
+* ``workflow_sources``: where they come from (entry points, ``SUPERSTEP_WORKFLOWS`` modules,
+  settings, the demo), all imported at startup;
 * ``worker``: one attempt at a run (lease, engine, a commit per checkpoint, finish);
 * ``tasks``: the Celery tasks (execute a run, sweep leases and overdue approvals, prune) and
   their periodic jobs, plus the run executor plugged into ``services.dispatch``;

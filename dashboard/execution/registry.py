@@ -1,6 +1,9 @@
-"""Workflows known to this deployment, by name (``settings.SUPERSTEP_WORKFLOWS``).
+"""Workflows known to this deployment, by name.
 
-A worker rebuilds any run's workflow from its name; the start executor's input type and each
+``dashboard.execution.workflow_sources`` finds them (installed packages' entry points, modules
+named by ``SUPERSTEP_WORKFLOWS``, settings, the demo app in demo mode); ``load()`` does that once,
+when Django starts (``DashboardConfig.ready``), so a broken source stops the process there. A
+worker rebuilds any run's workflow from its name; the start executor's input type and each
 request's response type give JSON schemas for the forms and validation for the API.
 """
 
@@ -9,27 +12,40 @@ from __future__ import annotations
 import dataclasses
 import functools
 import typing
-from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from django.conf import settings
-from django.utils.module_loading import import_string
+from django.core.signals import setting_changed
 from pydantic import TypeAdapter, ValidationError
 
-from workflows import CheckpointStorage, Workflow
+# A plain dict of dotted paths: reading it needs no demo app installed, and imports nothing.
+from dashboard.demo import DEMO_WORKFLOWS
+from dashboard.execution.workflow_sources import Registration, discover
+from workflows import CheckpointStorage, Workflow, WorkflowExecutor
 from workflows.storage import resolve_type_name
 
 __all__ = [
     "InputError",
-    "response_type",
-    "to_json",
+    "RequestType",
     "UnknownWorkflowError",
     "build",
     "input_schema",
+    "load",
     "names",
+    "registration",
+    "reload",
+    "request_types",
+    "response_type",
+    "to_json",
     "validate_value",
     "value_schema",
 ]
+
+# What decides which workflows exist; changing one (override_settings in tests) rediscovers.
+_SOURCE_SETTINGS = frozenset({"SUPERSTEP_WORKFLOWS", "SUPERSTEP_WORKFLOW_MODULES", "SUPERSTEP_DEMO"})
 
 
 class UnknownWorkflowError(LookupError):
@@ -44,22 +60,49 @@ class InputError(ValueError):
         self.errors = errors
 
 
-def names() -> list[str]:
-    return list(settings.SUPERSTEP_WORKFLOWS)
-
-
 @functools.cache
-def _builder(name: str) -> Callable[..., Workflow]:
-    path = settings.SUPERSTEP_WORKFLOWS.get(name)
-    if path is None:
+def load() -> Mapping[str, Registration]:
+    """Every registered workflow by name, discovered on the first call.
+
+    Raises:
+        ImproperlyConfigured: a source is broken (see ``workflow_sources.discover``).
+    """
+    found = discover(
+        modules=settings.SUPERSTEP_WORKFLOW_MODULES,
+        settings_paths=settings.SUPERSTEP_WORKFLOWS,
+        demo_paths=DEMO_WORKFLOWS if settings.SUPERSTEP_DEMO else None,
+    )
+    return MappingProxyType(found)
+
+
+def reload() -> None:
+    """Forget the discovered workflows and every graph built from them."""
+    load.cache_clear()
+    describe.cache_clear()
+
+
+def _settings_changed(*, setting: str, **kwargs: Any) -> None:
+    if setting in _SOURCE_SETTINGS:
+        reload()
+
+
+setting_changed.connect(_settings_changed, dispatch_uid="superstep-workflow-registry")
+
+
+def names() -> list[str]:
+    return list(load())
+
+
+def registration(name: str) -> Registration:
+    found = load().get(name)
+    if found is None:
         raise UnknownWorkflowError(f"no workflow named {name!r} (known: {', '.join(names())})")
-    builder: Callable[..., Workflow] = import_string(path)
-    return builder
+    return found
 
 
 def build(name: str, checkpoint_storage: CheckpointStorage | None = None) -> Workflow:
     """A fresh instance of the named workflow (fresh executors: runs never share state)."""
-    return _builder(name)(checkpoint_storage=checkpoint_storage)
+    return registration(name).builder(checkpoint_storage=checkpoint_storage)
 
 
 @functools.cache
@@ -112,6 +155,38 @@ def response_type(workflow_name: str, type_name: str) -> Any:
     if resolved is None:
         raise InputError({"response": f"response type {type_name!r} is not known here"})
     return resolved
+
+
+@dataclass(frozen=True, slots=True)
+class RequestType:
+    """A request some executor of the workflow can raise, and the answer it takes.
+
+    ``executor`` is a path: ``claim/manager-approval`` inside the sub-workflow ``claim``.
+    """
+
+    executor: str
+    request_type: Any
+    response_type: Any
+
+
+def request_types(name: str) -> list[RequestType]:
+    """Every request type the workflow's executors answer (sub-workflows included)."""
+    return _request_types(describe(name), prefix="")
+
+
+def _request_types(workflow: Workflow, *, prefix: str) -> list[RequestType]:
+    found: list[RequestType] = []
+    for executor_id, executor in workflow.executors.items():
+        path = f"{prefix}{executor_id}"
+        if isinstance(executor, WorkflowExecutor):
+            # Its own response handler only relays answers to the child, whose types count.
+            found.extend(_request_types(executor.workflow, prefix=f"{path}/"))
+            continue
+        found.extend(
+            RequestType(path, spec.request_type, spec.response_type)
+            for spec in executor.response_handler_specs
+        )
+    return found
 
 
 def to_json(annotation: Any, value: Any) -> Any:

@@ -93,12 +93,30 @@ async def _keep_lease(lease: services.Lease, driver: asyncio.Task[Any], every: f
             return
 
 
+def _run_error(exc: BaseException) -> services.RunError:
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc) or type(exc).__name__,
+        "traceback": "".join(traceback.format_exception(exc)),
+    }
+
+
 async def _drive(lease: services.Lease) -> None:
     from django.conf import settings
 
-    plan = await sync_to_async(services.execution_plan)(lease)
     pending: list[dict[str, Any]] = []
-    workflow = registry.build(plan.workflow_name, checkpoint_storage=_RunStorage(lease, pending))
+    finish = sync_to_async(services.run_finish)
+    try:
+        plan = await sync_to_async(services.execution_plan)(lease)
+        workflow = registry.build(plan.workflow_name, checkpoint_storage=_RunStorage(lease, pending))
+    except registry.UnknownWorkflowError as exc:
+        # Removed by a deploy while the run was queued: fail it saying so, rather than leave
+        # it running until the sweeper gives up on "lost workers".
+        try:
+            await finish(lease, outcome=RunStatus.FAILED, events=[], error=_run_error(exc))
+        except services.LeaseLost:
+            logger.info("run %s was taken over or cancelled meanwhile", lease.run_id)
+        return
     driver = asyncio.current_task()
     assert driver is not None
     keeper = asyncio.create_task(
@@ -112,7 +130,6 @@ async def _drive(lease: services.Lease) -> None:
         stream=True,
     )
     output: Any = None
-    finish = sync_to_async(services.run_finish)
     try:
         async for event in stream:
             if event.type == "superstep_completed":
@@ -129,13 +146,8 @@ async def _drive(lease: services.Lease) -> None:
     except (services.LeaseLost, asyncio.CancelledError):
         logger.info("run %s: lease lost or run cancelled; this worker stops", lease.run_id)
     except Exception as exc:  # noqa: BLE001 - whatever the workflow raised fails the run, recorded
-        error: services.RunError = {
-            "type": type(exc).__name__,
-            "message": str(exc) or type(exc).__name__,
-            "traceback": "".join(traceback.format_exception(exc)),
-        }
         try:
-            await finish(lease, outcome=RunStatus.FAILED, events=_drain(pending), error=error)
+            await finish(lease, outcome=RunStatus.FAILED, events=_drain(pending), error=_run_error(exc))
         except services.LeaseLost:
             logger.info("run %s failed after its lease was lost", lease.run_id)
     finally:

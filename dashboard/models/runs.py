@@ -79,6 +79,10 @@ class WorkflowRun(models.Model):
     lease_owner = models.CharField(max_length=200, blank=True, default="")
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     fencing_epoch = models.PositiveBigIntegerField(default=0)
+    # Workers lost in a row with no superstep committed in between: a commit resets it, so
+    # restarts spread over a long run never add up to a failure (SUPERSTEP_MAX_ATTEMPTS). The
+    # database default lets code that predates the column (a rolling deploy) still insert runs.
+    lost_workers = models.PositiveIntegerField(default=0, db_default=0)
     # Highest RunEvent.seq so far; the next seq is taken here under the run-row lock, which
     # keeps per-run sequence numbers gapless without a MAX() scan.
     last_event_seq = models.PositiveIntegerField(default=0)

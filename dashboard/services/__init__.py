@@ -7,10 +7,10 @@ changes (``select_for_update``), checks the current status, writes, records even
 entry, and only after the commit enqueues work or broadcasts (``transaction.on_commit``).
 
 Modules: ``runs`` (start, cancel, resume, fork, retry, hold), ``execution`` (leases, checkpoint
-commits, finishing, the lease sweeper's rule), ``approvals``, ``retention``, ``authz`` (roles),
-``audit`` (the audit trail), ``common`` (events, status changes), ``errors``, ``dispatch`` and
-``types`` (``Actor`` and ``RunId``, who acts and which run, in every signature here and in
-``selectors``).
+commits, finishing, the lease sweeper's rule), ``approvals``, ``approval_rules`` (whom a rule
+lets decide, and its override), ``retention``, ``authz`` (roles), ``audit`` (the audit trail),
+``common`` (events, status changes), ``errors``, ``dispatch`` and ``types`` (``Actor`` and
+``RunId``, who acts and which run, in every signature here and in ``selectors``).
 This package sits below execution, approvals, live consumers, web and API, which import it and
 never the reverse: work it hands upwards (execute a run, deliver a notification) goes through
 the hooks in ``dispatch``, plugged in by ``DashboardConfig.ready()``.
@@ -24,6 +24,7 @@ Run status machine::
 """
 
 from dashboard.services import audit, retention
+from dashboard.services.approval_rules import approval_rule_refusal
 from dashboard.services.approvals import (
     approval_assign,
     approval_claim,
@@ -74,6 +75,7 @@ __all__ = [
     "approval_claim",
     "approval_decide",
     "approval_opened",
+    "approval_rule_refusal",
     "approvals_sweep",
     "audit",
     "can",

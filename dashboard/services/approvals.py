@@ -1,5 +1,6 @@
-"""Approval decisions and their governance: claims and assignment, no self-approval, N distinct
-approvals, deadlines with a default outcome applied exactly once, and notifications."""
+"""Approval decisions and their governance: claims and assignment, N distinct approvals,
+deadlines with a default outcome applied exactly once, and notifications. Who the rules let
+decide (no self-approval, assignment) and their audited override are in ``approval_rules``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from django.contrib.auth.models import Group, User
 from django.db import transaction
+from django.db.models import prefetch_related_objects
 
 from dashboard import run_events
 from dashboard.execution import registry
@@ -22,7 +24,7 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
-from dashboard.services import audit, authz, dispatch
+from dashboard.services import approval_rules, audit, authz, dispatch, validation
 from dashboard.services.common import (
     enqueue,
     locked_run,
@@ -31,7 +33,7 @@ from dashboard.services.common import (
     set_status,
     username,
 )
-from dashboard.services.errors import Conflict, Forbidden, InvalidInput, NotFound
+from dashboard.services.errors import Conflict, InvalidInput, NotFound
 from dashboard.services.types import Actor
 
 __all__ = [
@@ -44,20 +46,23 @@ __all__ = [
 
 
 def _locked_approval(request_id: str) -> ApprovalRequest:
+    """The request and its run, locked until the transaction ends, with the users it names.
+
+    The users are read only once the lock is held. A statement that waits for another
+    transaction's row lock re-reads, under READ COMMITTED, just the rows it locks: users joined
+    to them come from before the wait, so a decider or claimer who committed meanwhile would
+    read as nobody (and PostgreSQL refuses to lock the nullable side of an outer join anyway).
+    """
     try:
-        # PostgreSQL refuses FOR UPDATE on the nullable side of an outer join (decided_by,
-        # claimed_by, assigned_user): lock the request and its run only.
-        return (
+        approval = (
             ApprovalRequest.objects.select_for_update(of=("self", "run"))
-            .select_related("run", "decided_by", "claimed_by", "assigned_user")
+            .select_related("run")
             .get(request_id=request_id)
         )
     except ApprovalRequest.DoesNotExist:
         raise NotFound(f"no approval request with id {request_id!r}") from None
-
-
-def _rule(workflow_name: str) -> ApprovalRule | None:
-    return ApprovalRule.objects.filter(workflow_name=workflow_name).first()
+    prefetch_related_objects([approval], "decided_by", "claimed_by", "assigned_user")
+    return approval
 
 
 # ---------------------------------------------------------------------------- opening requests
@@ -66,7 +71,7 @@ def _rule(workflow_name: str) -> ApprovalRule | None:
 def approval_opened(approval: ApprovalRequest, run: WorkflowRun) -> None:
     """Apply the workflow's rules to a request just raised (inside the worker's commit):
     assignment, required approvals, deadline, and the notifications to send after commit."""
-    rule = _rule(run.workflow_name)
+    rule = approval_rules.rule_for(run.workflow_name)
     if rule is None:
         return
     approval.required_approvals = rule.required_approvals
@@ -112,23 +117,35 @@ def approval_decide(
     approved: bool,
     response: Any = None,
     reason: str = "",
+    override: bool = False,
 ) -> ApprovalRequest:
     """Record a vote (or the one decision) on a request and, once it is decided, send the run on.
 
     A rejection decides at once; an approval decides when ``required_approvals`` distinct users
-    have approved. ``user`` None is the system (a deadline's default outcome).
+    have approved. ``user`` None is the system (a deadline's default outcome). ``override``:
+    an administrator decides although a rule (no self-approval, an assignment) refuses them;
+    it needs a ``reason`` and is recorded in the audit log and the run's event log.
 
     Raises:
         Forbidden: the user's role may not decide, the rules forbid deciding one's own run, or
-            the request is assigned to someone else (the refusal is audited).
+            the request is assigned to someone else; or an override by a user who may not
+            override (each refusal is audited).
         NotFound: no such request.
         Conflict: already decided (saying by whom and when), cancelled, claimed by someone
-            else, voted already, or stale (the run moved to another branch).
-        InvalidInput: the response does not fit the request's response type.
+            else, voted already, or stale (the run moved to another branch); an override when
+            no rule refuses the user.
+        InvalidInput: the response does not fit the request's response type; an override
+            without a reason, or by the system.
     """
     action = "approve" if approved else "reject"
     who = authz.require(user, action, target=f"request {request_id}")
-    _refuse_by_rule(who, request_id, action)
+    validation.require_storable(reason, field="reason")
+    validation.require_storable(response, field="response")
+    if override:
+        overridden = approval_rules.overridden_rule(who, request_id, action, reason)
+    else:
+        approval_rules.refuse_by_rule(who, request_id, action)
+        overridden = ""
     with transaction.atomic():
         approval = _locked_approval(request_id)
         if approval.status != ApprovalStatus.PENDING:
@@ -142,6 +159,8 @@ def approval_decide(
         if who is not None and claimer is not None and claimer.pk != who.pk:
             raise Conflict(f"request {request_id!r} is claimed by {claimer.get_username()}")
         value = _response_value(run.workflow_name, approval, approved, response)
+        if overridden and who is not None:
+            approval_rules.record_override(approval, run, who, action, overridden, reason)
         if who is not None and approval.required_approvals > 1:
             if ApprovalVote.objects.filter(request=approval, user=who).exists():
                 raise Conflict(f"{who.get_username()} has already voted on request {request_id!r}")
@@ -157,27 +176,6 @@ def approval_decide(
                 return approval
         _decide(approval, run, who, approved, value, reason)
     return approval
-
-
-def _refuse_by_rule(user: User | None, request_id: str, action: str) -> None:
-    """Rule checks that must leave an audited refusal, done before the decision's transaction."""
-    if user is None:
-        return
-    approval = ApprovalRequest.objects.select_related("run").filter(request_id=request_id).first()
-    if approval is None or user.is_superuser:
-        return
-    rule = _rule(approval.run.workflow_name)
-    refusal = ""
-    if rule is not None and rule.forbid_self_approval and approval.run.created_by_id == user.pk:
-        refusal = "the rules of this workflow forbid deciding a run you started"
-    elif approval.assigned_user_id and approval.assigned_user_id != user.pk:
-        refusal = "this request is assigned to another user"
-    elif approval.assigned_group_id and not user.groups.filter(pk=approval.assigned_group_id).exists():
-        refusal = "this request is assigned to a group you are not in"
-    if refusal:
-        audit.record(user, action, outcome="denied", run=approval.run, target=f"request {request_id}",
-                     details={"reason": refusal})
-        raise Forbidden(refusal)
 
 
 def _decide(
@@ -214,6 +212,11 @@ def _already_decided(approval: ApprovalRequest) -> str:
 
 
 def _response_value(workflow_name: str, approval: ApprovalRequest, approved: bool, response: Any) -> Any:
+    if workflow_name not in registry.names():  # removed by a deploy: its response types went with it
+        raise Conflict(
+            f"workflow {workflow_name!r} is not registered any more; register it again to decide "
+            "its requests"
+        )
     rtype = registry.response_type(workflow_name, approval.response_type)
     if rtype is bool:
         value: Any = approved
@@ -227,7 +230,9 @@ def _response_value(workflow_name: str, approval: ApprovalRequest, approved: boo
         typed = registry.validate_value(rtype, value)
     except registry.InputError as exc:
         raise InvalidInput("the response does not fit the request", errors=exc.errors) from None
-    return registry.to_json(rtype, typed)
+    stored = registry.to_json(rtype, typed)
+    validation.require_storable(stored)  # "NaN" is a float to the type; no database stores it
+    return stored
 
 
 # ---------------------------------------------------------------------------- claim & assign
@@ -239,7 +244,7 @@ def approval_claim(request_id: str, *, user: Actor, release: bool = False) -> Ap
     if who is None:
         raise InvalidInput("only a user can claim a request", errors={"user": "a user is required"})
     if not release:
-        _refuse_by_rule(who, request_id, "claim")  # no claiming what one may not decide
+        approval_rules.refuse_by_rule(who, request_id, "claim")  # no claiming what one may not decide
     with transaction.atomic():
         approval = _locked_approval(request_id)
         if approval.status != ApprovalStatus.PENDING:
@@ -298,7 +303,7 @@ def approvals_sweep() -> list[str]:
             if approval.status != ApprovalStatus.PENDING or approval.default_applied:
                 continue
             run = locked_run(approval.run_id)
-            rule = _rule(run.workflow_name)
+            rule = approval_rules.rule_for(run.workflow_name)
             if approval.overdue_at is None:
                 approval.overdue_at = now()
                 record_events(run, [run_events.approval_overdue(request_id)])

@@ -25,6 +25,9 @@ ACTION_PERMISSIONS: dict[str, str] = {
     "reject": "dashboard.decide_approval",
     "claim": "dashboard.decide_approval",
     "assign": "dashboard.decide_approval",
+    # Deciding against an approval rule: for those who may change the rules anyway (Admin,
+    # superusers), and then only as a recorded override.
+    "override": "dashboard.change_approvalrule",
     "prune": "dashboard.manage_retention",
     "hold": "dashboard.manage_retention",
     "release": "dashboard.manage_retention",

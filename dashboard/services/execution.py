@@ -75,6 +75,8 @@ def lease_acquire(run_id: RunId, owner: str) -> Lease | None:
         if run.lease_owner and run.lease_expires_at and run.lease_expires_at > moment:
             return None
         takeover = run.status == RunStatus.RUNNING
+        if takeover:
+            run.lost_workers += 1  # its worker died; a redelivered task got here before the sweeper
         run.fencing_epoch += 1
         run.attempts += 1
         run.lease_owner = owner
@@ -161,6 +163,7 @@ def checkpoint_commit(
         def link(row: Checkpoint) -> None:
             run.latest_checkpoint = row
             run.current_superstep = checkpoint.iteration_count
+            run.lost_workers = 0  # progress: earlier lost workers no longer count against it
             run.lease_expires_at = now() + dt.timedelta(seconds=lease_seconds())
             if checkpoint.run_id != run.engine_run_id:
                 run.engine_run_id = checkpoint.run_id
@@ -239,13 +242,18 @@ def run_finish(
     output: Any = None,
     error: RunError | None = None,
 ) -> None:
-    """Close this worker's attempt: completed, waiting (pending approvals) or failed."""
+    """Close this worker's attempt: completed, waiting (pending approvals) or failed.
+
+    ``output`` is the last output the attempt yielded, None when it yielded none: then the run
+    keeps the output it had, such as the one a resume of its final checkpoint starts with
+    (``services.runs.output_at``), from which nothing runs.
+    """
     with transaction.atomic():
         run = fenced(lease)
         run.lease_owner, run.lease_expires_at = "", None
         if outcome == RunStatus.WAITING and _has_undelivered_decisions(run):
             # Someone decided while the run was still busy: go straight round again.
-            set_status(run, RunStatus.QUEUED, attempts=0)
+            set_status(run, RunStatus.QUEUED, attempts=0, lost_workers=0)
             enqueue(run)
         elif outcome == RunStatus.FAILED:
             error = error or RunError(type="Error", message="the run failed", traceback="")
@@ -257,9 +265,11 @@ def run_finish(
                 traceback=error.get("traceback", ""),
             )
         else:
-            set_status(run, outcome, attempts=0)
-            if outcome == RunStatus.COMPLETED:
-                run.output = output
+            set_status(run, outcome, attempts=0, lost_workers=0)
+        if output is not None and outcome != RunStatus.FAILED:
+            # Also when the run now waits: what it yielded before a request is its output so far,
+            # and the steps after the answer may yield nothing more.
+            run.output = output
         run.save()
         record_events(run, [*events, run_events.run_status(run.status)])
         transaction.on_commit(lambda: broadcast.broadcast_run_changed(run.pk), robust=True)
@@ -280,7 +290,8 @@ def _has_undelivered_decisions(run: WorkflowRun) -> bool:
 
 def runs_sweep() -> list[str]:
     """Recover runs whose worker died (lease expired) and queued runs whose task was lost;
-    fail runs that lost their worker too often. Returns the ids of runs enqueued again."""
+    fail runs that lost ``SUPERSTEP_MAX_ATTEMPTS`` workers in a row without committing a
+    superstep. Returns the ids of runs enqueued again."""
     moment = now()
     requeued: list[str] = []
     stale_queue = moment - dt.timedelta(seconds=2 * lease_seconds())
@@ -295,15 +306,18 @@ def runs_sweep() -> list[str]:
             lost = run.status == RunStatus.QUEUED and run.updated_at < stale_queue
             if not (expired or lost):
                 continue
-            if expired and run.attempts >= settings.SUPERSTEP_MAX_ATTEMPTS:
+            if expired:
+                run.lost_workers += 1
+            if expired and run.lost_workers >= settings.SUPERSTEP_MAX_ATTEMPTS:
                 run.lease_owner, run.lease_expires_at = "", None
                 set_status(
                     run,
                     RunStatus.FAILED,
                     error_type="WorkerLost",
                     error_message=(
-                        f"the worker stopped responding {run.attempts} times (lease expired); "
-                        "retry the run to continue from its latest checkpoint"
+                        f"the worker stopped responding {run.lost_workers} times (lease expired) "
+                        "without committing a superstep in between; retry the run to continue "
+                        "from its latest checkpoint"
                     ),
                 )
                 run.save()

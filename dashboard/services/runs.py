@@ -16,10 +16,11 @@ from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
     Checkpoint,
+    RunEvent,
     RunStatus,
     WorkflowRun,
 )
-from dashboard.services import approvals, audit, authz
+from dashboard.services import approvals, audit, authz, validation
 from dashboard.services.common import (
     ACTIVE_STATUSES,
     enqueue,
@@ -36,7 +37,7 @@ from dashboard.services.types import Actor, RunId
 from workflows import CheckpointDecodeError, CheckpointEncodeError, WorkflowCheckpoint
 from workflows.storage import encode, split_checkpoint
 
-__all__ = ["run_cancel", "run_fork", "run_hold", "run_resume", "run_retry", "run_start"]
+__all__ = ["output_at", "run_cancel", "run_fork", "run_hold", "run_resume", "run_retry", "run_start"]
 
 
 def run_start(*, workflow_name: str, input: object, user: Actor = None) -> WorkflowRun:
@@ -60,6 +61,8 @@ def run_start(*, workflow_name: str, input: object, user: Actor = None) -> Workf
         raise InvalidInput("the input does not fit the workflow", errors=exc.errors) from None
     except CheckpointEncodeError as exc:
         raise InvalidInput(str(exc), errors={"input": str(exc)}) from None
+    # After coercion: "NaN" is a valid float to the type, and no database stores it.
+    validation.require_storable(stored)
     with transaction.atomic():
         run = WorkflowRun.objects.create(
             workflow_name=workflow_name,
@@ -107,7 +110,9 @@ def run_retry(run_id: RunId, *, user: Actor = None) -> WorkflowRun:
         run = locked_run(run_id)
         if run.status != RunStatus.FAILED:
             raise Conflict(f"only a failed run can be retried; run {run.pk} is {run.status}")
-        set_status(run, RunStatus.QUEUED, attempts=0, error_type="", error_message="", traceback="")
+        _ensure_registered(run.workflow_name)
+        set_status(run, RunStatus.QUEUED, attempts=0, lost_workers=0,
+                   error_type="", error_message="", traceback="")
         run.save()
         record_events(run, [run_events.run_status(RunStatus.QUEUED, by=username(user), action="retry")])
         audit.record(user, "retry", run=run, target=f"run {run.pk}",
@@ -128,6 +133,8 @@ def run_resume(run_id: RunId, *, checkpoint_id: str, user: Actor = None) -> Work
 
     Supersteps after that checkpoint run again; the branch gets its own lineage id, so requests
     re-raised on it are new approval requests. Refused while the run is queued or running.
+    The run keeps the output it had at that checkpoint (see ``output_at``) until the branch
+    yields one of its own.
     """
     authz.require(user, "resume", target=f"run {run_id} from {checkpoint_id}")
     with transaction.atomic():
@@ -142,11 +149,12 @@ def run_resume(run_id: RunId, *, checkpoint_id: str, user: Actor = None) -> Work
             run,
             RunStatus.QUEUED,
             attempts=0,
+            lost_workers=0,
             latest_checkpoint=checkpoint,
             current_superstep=checkpoint.superstep,
             engine_run_id=uuid.uuid4().hex,
             origin_checkpoint_id=checkpoint.checkpoint_id,
-            output=None,
+            output=output_at(run, checkpoint),
             error_type="",
             error_message="",
             traceback="",
@@ -163,7 +171,56 @@ def run_resume(run_id: RunId, *, checkpoint_id: str, user: Actor = None) -> Work
     return run
 
 
+def output_at(run: WorkflowRun, checkpoint: Checkpoint) -> Any:
+    """The output ``run`` had at ``checkpoint``, which a resume or fork of it starts with.
+
+    The rule: a run's output is the last one its lineage yielded, and an attempt that yields
+    none keeps it (``run_finish``). So a resume or fork of the checkpoint a run completed at,
+    from which nothing runs, keeps the output: the run's own, or (when the run has moved on to
+    another branch since) the output committed with that checkpoint in its event log. An
+    earlier checkpoint starts with none: the supersteps after it run again and yield the
+    output again (or another one).
+    """
+    if run.latest_checkpoint_id == checkpoint.pk:
+        return run.output
+    return _output_committed_with(run, checkpoint.checkpoint_id)
+
+
+# A superstep's events are committed with its checkpoint, marker last (checkpoint_commit).
+_BATCH_ENDS = frozenset({"superstep_completed", "checkpoint", "run_status"})
+_BATCH_SCAN = 2000
+
+
+def _output_committed_with(run: WorkflowRun, checkpoint_id: str) -> Any:
+    marker = (
+        RunEvent.objects.filter(run=run, type__in=("superstep_completed", "checkpoint"),
+                                data__checkpoint_id=checkpoint_id)
+        .values_list("seq", flat=True)
+        .first()
+    )
+    if marker is None:
+        return None
+    batch = RunEvent.objects.filter(run=run, seq__lt=marker).order_by("-seq")
+    for kind, data in batch.values_list("type", "data")[:_BATCH_SCAN]:
+        if kind in _BATCH_ENDS:
+            break
+        if kind == "output" and isinstance(data, dict):
+            return data.get("data")
+    return None
+
+
+def _ensure_registered(workflow_name: str) -> None:
+    # A deploy may remove a workflow that still has runs: they stay readable, but nothing can
+    # execute them, so a worker would only fail on them.
+    if workflow_name not in registry.names():
+        raise Conflict(
+            f"workflow {workflow_name!r} is not registered any more; register it again to "
+            "continue its runs"
+        )
+
+
 def _ensure_same_graph(workflow_name: str, checkpoint: Checkpoint) -> None:
+    _ensure_registered(workflow_name)
     deployed = registry.describe(workflow_name).graph_signature_hash
     if checkpoint.graph_signature_hash != deployed:
         raise Conflict(
@@ -184,6 +241,8 @@ def run_fork(
     state and executor states (given as the checkpoint's JSON form; validated by decoding them
     before anything is saved)."""
     authz.require(user, "fork", target=f"run {run_id} from {checkpoint_id}")
+    validation.require_storable(state, field="state")
+    validation.require_storable(executor_states, field="executor_states")
     with transaction.atomic():
         origin = locked_run(run_id)
         checkpoint = _checkpoint_of(origin, checkpoint_id)
@@ -198,6 +257,7 @@ def run_fork(
             created_by=user if is_user(user) else None,
             engine_run_id=edited.run_id,
             current_superstep=edited.iteration_count,
+            output=output_at(origin, checkpoint),
         )
         fork = WorkflowRun.objects.select_for_update().get(pk=fork.pk)
         row = save_split(split_checkpoint(edited), run_id=fork.pk, trust_known_blobs=False)
@@ -273,6 +333,7 @@ def run_hold(run_id: RunId, *, user: Actor = None, hold: bool = True, reason: st
     deletes what is held."""
     action = "hold" if hold else "release"
     authz.require(user, action, target=f"run {run_id}")
+    validation.require_storable(reason, field="reason")
     with transaction.atomic():
         run = locked_run(run_id)
         if run.on_hold == hold:

@@ -123,6 +123,12 @@ def describe_event(event: RunEvent) -> EventView:
         )
     elif kind == "approval_overdue":
         summary = f"Request {data.get('request_id', '')} passed its deadline"
+    elif kind == "approval_override":
+        summary = (
+            f"{data.get('by') or 'someone'} overrode a rule to {data.get('decision', 'decide')} "
+            f"request {data.get('request_id', '')} ({_text(data.get('rule', ''))}): "
+            f"{_text(data.get('reason', ''))}"
+        )
     elif kind in ("run_hold", "run_released"):
         what = "Put on hold" if kind == "run_hold" else "Released from hold"
         summary = f"{what} by {data.get('by') or 'someone'}" + (

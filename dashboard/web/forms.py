@@ -19,6 +19,7 @@ from django import forms
 from django.utils import timezone
 
 from dashboard.models import RunStatus
+from dashboard.services import validation
 
 __all__ = [
     "ApprovalFilterForm",
@@ -57,9 +58,18 @@ class JsonField(forms.CharField):
         if text in (None, ""):
             return _OMIT
         try:
-            return json.loads(text)
+            parsed = validation.parse_json(text)
         except ValueError as exc:
             raise forms.ValidationError(f"Not valid JSON: {exc}") from None
+        except RecursionError:
+            raise forms.ValidationError("Not valid JSON: nested too deeply.") from None
+        # The escapes "\u0000" and "\ud800", NaN, Infinity and 1e309 parse, but the database
+        # cannot store them: refused here, beside the field, naming where they are.
+        found = validation.unstorable(parsed)
+        if found is not None:
+            path, problem = found
+            raise forms.ValidationError(f"{path}: {problem}." if path else f"The value {problem}.")
+        return parsed
 
 
 # ------------------------------------------------------------------------------ JSON schema

@@ -70,6 +70,7 @@ def summary_context(run: WorkflowRun) -> dict[str, Any]:
     latest = run.latest_checkpoint
     return {
         "run": run,
+        "workflow_registered": run.workflow_name in registry.names(),
         "pending_approvals": pending,
         "parent": parent,
         "origin_superstep": origin_superstep,

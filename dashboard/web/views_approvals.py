@@ -14,6 +14,7 @@ from django.utils import timezone
 from dashboard import selectors, services
 from dashboard.execution import registry
 from dashboard.models import ApprovalRequest, ApprovalStatus
+from dashboard.services.types import Actor
 from dashboard.web.access import HtmxHttpRequest, allowed_actions, htmx_target, page_view
 from dashboard.web.display import readable, short_type_name
 from dashboard.web.forms import (
@@ -87,6 +88,7 @@ def request_fields(approval: ApprovalRequest) -> tuple[Any, list[tuple[str, str,
 def panel_context(
     approval: ApprovalRequest | None,
     *,
+    user: Actor,
     decision: DecisionForm | None = None,
     response: SchemaFieldsForm | SchemaJsonForm | None = None,
     mode: str = "form",
@@ -96,8 +98,12 @@ def panel_context(
     if approval is None:
         return {"approval": None}
     shown, fields = request_fields(approval)
-    if response is None and approval.status == ApprovalStatus.PENDING:
+    pending = approval.status == ApprovalStatus.PENDING
+    if response is None and pending:
         response = response_form(approval, mode=mode)
+    # A rule that refuses this user (no self-approval, an assignment) replaces the decision
+    # form with its reason; those who may override it get the form as an override instead.
+    refusal = services.approval_rule_refusal(user, approval) if pending else ""
     return {
         "approval": approval,
         "request_value": shown,
@@ -110,6 +116,8 @@ def panel_context(
         "decide_error": error,
         "decide_notice": notice,
         "json_capable": bool(approval.response_schema),
+        "rule_refusal": refusal,
+        "may_override": bool(refusal) and services.can(user, "override"),
         "is_overdue": approval.status == ApprovalStatus.PENDING
         and (
             approval.overdue_at is not None
@@ -167,7 +175,7 @@ def approval_inbox(request: HtmxHttpRequest) -> HttpResponse:
         return render(request, f"{INBOX}#list", context)
     mode = "json" if request.GET.get("mode") == "json" else "form"
     approval = selectors.approval_get(context["selected_id"]) if context["selected_id"] else None
-    context.update(panel_context(approval, mode=mode))
+    context.update(panel_context(approval, user=request.user, mode=mode))
     if target == "approval-panel":
         return render(request, f"{INBOX}#panel", context)
     return render(request, INBOX, context)
@@ -213,10 +221,13 @@ def approval_decide(request: HtmxHttpRequest, request_id: str) -> HttpResponse:
                 approved=approved,
                 response=response.value() if response is not None else None,
                 reason=decision.cleaned_data["reason"],
+                override=request.POST.get("override") == "1",
             )
         except services.ServiceError as exc:
+            own = {k: v for k, v in exc.errors.items() if k in decision.fields}
+            apply_errors(decision, own)
             if response is not None:
-                apply_errors(response, exc.errors)
+                apply_errors(response, {k: v for k, v in exc.errors.items() if k not in own})
             status, error = (422 if exc.status == 400 else exc.status), exc.message
         else:
             outcome = _outcome_text(decided)
@@ -226,12 +237,16 @@ def approval_decide(request: HtmxHttpRequest, request_id: str) -> HttpResponse:
                     f"{reverse('dashboard:approval_inbox')}?request={decided.request_id}"
                 )
             # The panel says it itself: a flash message would only show on the next page.
-            context = panel_context(selectors.approval_get(request_id), notice=outcome)
+            context = panel_context(
+                selectors.approval_get(request_id), user=request.user, notice=outcome
+            )
             context["may"] = allowed_actions(request.user)
             return render(request, f"{INBOX}#panel", context)
     fresh = selectors.approval_get(request_id)
     keep = response if fresh is not None and fresh.status == ApprovalStatus.PENDING else None
-    context = panel_context(fresh, decision=decision, response=keep, mode=mode, error=error)
+    context = panel_context(
+        fresh, user=request.user, decision=decision, response=keep, mode=mode, error=error
+    )
     context["may"] = allowed_actions(request.user)
     if request.htmx:
         return render(request, f"{INBOX}#panel", context, status=status)
@@ -250,7 +265,9 @@ def approval_claim(request: HttpRequest, request_id: str) -> HttpResponse:
     except services.ServiceError as exc:
         context = {
             **_inbox_context(request),
-            **panel_context(selectors.approval_get(request_id), error=exc.message),
+            **panel_context(
+                selectors.approval_get(request_id), user=request.user, error=exc.message
+            ),
         }
         context["selected_id"] = approval.request_id
         return render(request, INBOX, context, status=exc.status)

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from dashboard import services
 from dashboard.access.tokens import create_token
-from dashboard.execution import worker
+from dashboard.execution import registry, worker
 from dashboard.models import (
     ApiToken,
     ApprovalRequest,
@@ -133,7 +133,7 @@ def test_api_lists_the_registered_workflows_with_input_schemas(api: Api) -> None
 
     assert response.status_code == 200
     by_name = {w["name"]: w for w in response.json()["workflows"]}
-    assert set(by_name) == set(settings.SUPERSTEP_WORKFLOWS)
+    assert set(by_name) == set(registry.names())
     assert "limit" in by_name["squares"]["input_schema"]["properties"]
 
 
@@ -574,6 +574,36 @@ def test_api_refuses_json_nested_too_deeply(api: Api, depth: int) -> None:
     response = api.post("/api/runs/", raw=raw)
 
     assert response.status_code == 400
+
+
+@pytest.mark.parametrize(
+    "raw, field",
+    [
+        (b'{"workflow": "return-replace", "input": {"refund_amount": NaN}}', "input"),
+        (b'{"workflow": "return-replace", "input": {"refund_amount": 1e309}}', "input"),
+        (b'{"workflow": "return-replace", "input": {"order_id": "\\ud800"}}', "input"),
+        (b'{"workflow": "squares", "input": {"limit": 2}, "x": -Infinity}', "x"),
+    ],
+)
+def test_api_refuses_what_json_allows_but_no_database_stores(
+    api: Api, raw: bytes, field: str
+) -> None:
+    # Python's parser accepts NaN, Infinity and lone surrogates; jsonb and UTF-8 do not.
+    # More, on every endpoint and field: test_hostile_input.py.
+    response = api.post("/api/runs/", raw=raw)
+
+    assert response.status_code == 400, response.content
+    assert field in response.json()["errors"]
+    assert not WorkflowRun.objects.exists()
+
+
+def test_api_documents_413_on_every_operation_that_reads_a_body() -> None:
+    from dashboard.api.urls import api as ninja_api
+
+    paths = ninja_api.get_openapi_schema()["paths"]
+    posts = {path: item["post"] for path, item in paths.items() if "post" in item}
+
+    assert posts and all(413 in map(int, op["responses"]) for op in posts.values()), posts.keys()
 
 
 # ------------------------------------------------------------------------------ unknown ids: 404

@@ -21,6 +21,7 @@ CONSTRUCTED: list[dict[str, Any]] = [
     dict(run_events.approval_vote("r1", "ana", True, 1, 2)),
     dict(run_events.approval_decided("r1", "approved", "ana", "fine")),
     dict(run_events.approval_overdue("r1")),
+    dict(run_events.approval_override("r1", "ada", "approve", "assigned to another user", "on call")),
     dict(run_events.checkpoints_pruned(3, "keep-5", "2026-12-01T00:00:00+00:00")),
     dict(run_events.checkpoint_marker("entry", 0, "c" * 32, 900, 0)),
     dict(run_events.checkpoint_marker("superstep", 1, "d" * 32, 900, 1)),

@@ -41,7 +41,11 @@ names = [
     "CELERY_BROKER_TRANSPORT_OPTIONS", "DATA_UPLOAD_MAX_MEMORY_SIZE", "SUPERSTEP_WORKFLOWS",
     "INSTALLED_APPS",
 ]
-print(json.dumps({name: getattr(settings, name) for name in names}, default=str))
+loaded = {name: getattr(settings, name) for name in names}
+# What the registry found at startup (demo, modules, entry points): name -> builder.
+from dashboard.execution import registry
+loaded["REGISTERED_WORKFLOWS"] = {name: r.target for name, r in registry.load().items()}
+print(json.dumps(loaded, default=str))
 """
 
 
@@ -90,6 +94,45 @@ def test_settings_production_refuses_to_start_without_secret_key(
 
     assert result.returncode != 0
     assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [
+        ("x", "is 1 characters long"),
+        ("a-49-character-key-is-one-too-short-0123456789abc", "is 49 characters long"),
+        ("ab" * 40, "has 2 distinct characters"),
+        ("django-insecure-" + "k3y-m4t3r1al-" * 4, "is a development default"),
+        (
+            "django-insecure-superstep-development-key-never-use-in-production",
+            "is a development default",
+        ),
+    ],
+)
+def test_settings_production_refuses_a_weak_secret_key(
+    subprocess_env: EnvBuilder, key: str, why: str
+) -> None:
+    result = run_manage(subprocess_env(**PRODUCTION, SECRET_KEY=key), "check")
+
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert f"SECRET_KEY {why}" in result.stderr
+    assert "secrets.token_urlsafe(50)" in result.stderr  # says how to make a good one
+
+
+def test_settings_secret_key_weakness_is_the_deploy_check_bar(secret_key: str) -> None:
+    from dashboard.config.settings import secret_key_weakness
+
+    assert secret_key_weakness(secret_key) is None
+    assert secret_key_weakness("k" * 49 + "0123") is None  # 53 characters, 5 distinct
+    assert secret_key_weakness("k" * 60 + "012") is not None  # 4 distinct
+    assert secret_key_weakness("") is not None
+
+
+def test_settings_debug_accepts_a_short_secret_key(subprocess_env: EnvBuilder) -> None:
+    loaded = load_settings(subprocess_env(DEBUG="1", SECRET_KEY="x"))
+
+    assert loaded["DEBUG"] is True
 
 
 def test_settings_any_service_url_turns_debug_off_by_default(
@@ -151,7 +194,7 @@ def test_settings_production_uses_postgres_redis_and_json_only_celery(
 
 
 def test_settings_registry_names_every_demo_workflow(subprocess_env: EnvBuilder) -> None:
-    registry = load_settings(subprocess_env())["SUPERSTEP_WORKFLOWS"]
+    registry = load_settings(subprocess_env())["REGISTERED_WORKFLOWS"]
 
     assert set(registry) == {
         "refund",
@@ -161,7 +204,7 @@ def test_settings_registry_names_every_demo_workflow(subprocess_env: EnvBuilder)
         "return-replace",
         "expense-claim",
     }
-    assert all(path.startswith("dashboard.demo.workflows.") for path in registry.values())
+    assert all(path.startswith("dashboard.demo.workflows:") for path in registry.values())
 
 
 def test_settings_production_leaves_the_demo_app_and_its_workflows_out(
@@ -171,11 +214,12 @@ def test_settings_production_leaves_the_demo_app_and_its_workflows_out(
     embedded = load_settings(subprocess_env())
     asked = load_settings(subprocess_env(**PRODUCTION, SECRET_KEY=secret_key, SUPERSTEP_DEMO="1"))
 
-    assert production["SUPERSTEP_WORKFLOWS"] == {}
+    assert production["REGISTERED_WORKFLOWS"] == {}
     assert "dashboard.demo" not in production["INSTALLED_APPS"]
     assert "dashboard.demo" in embedded["INSTALLED_APPS"]
     assert "dashboard.demo" in asked["INSTALLED_APPS"]
-    assert set(asked["SUPERSTEP_WORKFLOWS"]) == set(embedded["SUPERSTEP_WORKFLOWS"])
+    assert embedded["REGISTERED_WORKFLOWS"]
+    assert asked["REGISTERED_WORKFLOWS"] == embedded["REGISTERED_WORKFLOWS"]
 
 
 def test_settings_lease_seconds_come_from_the_environment(subprocess_env: EnvBuilder) -> None:

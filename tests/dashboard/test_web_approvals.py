@@ -1,5 +1,6 @@
 """The approval inbox: pending requests across runs, the generated response form, decisions,
-the "already decided" conflict, filters, the live partials and the archive."""
+the "already decided" conflict, overrides of an approval rule, filters, the live partials and
+the archive."""
 
 from __future__ import annotations
 
@@ -12,7 +13,14 @@ from django.utils import timezone
 
 from dashboard import services
 from dashboard.execution import embedded
-from dashboard.models import ApprovalRequest, ApprovalStatus, RunStatus, WorkflowRun
+from dashboard.models import (
+    ApprovalRequest,
+    ApprovalRule,
+    ApprovalStatus,
+    AuditEntry,
+    RunStatus,
+    WorkflowRun,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -202,3 +210,81 @@ def test_a_vote_of_several_says_more_approvals_are_needed(
     )
     assert "Request approved for run" in second.content.decode()
     assert ApprovalRequest.objects.get(pk=first.pk).status == ApprovalStatus.APPROVED
+
+
+# -------------------------------------------------------------------- rules and their override
+
+
+@pytest.fixture
+def own_run(
+    client_as: Callable[..., Client], drive: Callable[..., WorkflowRun]
+) -> Callable[..., tuple[Client, ApprovalRequest]]:
+    """``own_run("Admin")``: a client whose user started a return-replace run, now waiting at
+    its gate, under a rule that forbids deciding one's own runs."""
+    ApprovalRule.objects.create(workflow_name="return-replace", forbid_self_approval=True)
+
+    def start(*roles: str) -> tuple[Client, ApprovalRequest]:
+        client = client_as("Operator", *roles, username="sam")
+        drive(
+            services.run_start,
+            workflow_name="return-replace",
+            input={"order_id": "ORD-9", "work_ms": 0},
+            user=client.user,  # type: ignore[attr-defined]
+        )
+        return client, ApprovalRequest.objects.get(status=ApprovalStatus.PENDING)
+
+    return start
+
+
+def test_the_inbox_offers_an_override_to_an_administrator_a_rule_refuses(
+    own_run: Callable[..., tuple[Client, ApprovalRequest]],
+) -> None:
+    admin, request = own_run("Admin")
+
+    page = admin.get(f"/approvals/?request={request.request_id}").content.decode()
+    missing = admin.post(decide_url(request), {"decision": "approve", "override": "1"}, headers=HTMX)
+    done = admin.post(
+        decide_url(request),
+        {"decision": "approve", "override": "1", "reason": "night shift"},
+        headers=HTMX,
+    )
+
+    assert 'id="override-notice"' in page and 'name="override" value="1"' in page
+    assert "forbid deciding a run you started" in page and "Override and approve" in page
+    assert "/claim/" not in page  # no claiming what one may decide only by override
+    html = missing.content.decode()
+    assert missing.status_code == 422 and "an override needs a reason" in html
+    assert 'id="id_reason_error"' in html and "required for an override" in html
+    assert done.status_code == 200 and "by sam" in done.content.decode()
+    (override,) = AuditEntry.objects.filter(action="override", outcome="ok")
+    assert (override.actor_name, override.details["reason"]) == ("sam", "night shift")
+    assert embedded.wait_for_background_tasks(60)
+    assert WorkflowRun.objects.get(pk=request.run_id).status == RunStatus.COMPLETED
+
+
+def test_the_inbox_shows_the_refusal_instead_of_a_form_to_an_approver_a_rule_refuses(
+    own_run: Callable[..., tuple[Client, ApprovalRequest]],
+) -> None:
+    approver, request = own_run("Approver")
+
+    page = approver.get(f"/approvals/?request={request.request_id}").content.decode()
+    forced = approver.post(
+        decide_url(request), {"decision": "approve", "override": "1", "reason": "x"}, headers=HTMX
+    )
+
+    assert "You may not decide this request: the rules of this workflow forbid" in page
+    assert 'class="form-stack decision-form"' not in page and "/claim/" not in page
+    assert 'name="override"' not in page and 'id="override-notice"' not in page
+    assert forced.status_code == 403 and "sam may not override" in forced.content.decode()
+    assert ApprovalRequest.objects.get(pk=request.pk).status == ApprovalStatus.PENDING
+
+
+def test_the_inbox_offers_no_override_where_no_rule_refuses(
+    client_as: Callable[..., Client], requests: list[ApprovalRequest]
+) -> None:
+    admin = client_as("Admin", username="ada")
+
+    page = admin.get(f"/approvals/?request={requests[0].request_id}").content.decode()
+
+    assert 'class="form-stack decision-form"' in page and 'name="override"' not in page
+    assert ">Approve</button>" in page and "/claim/" in page
