@@ -161,6 +161,7 @@ class RetentionPolicyAdmin(_ModelAdmin):
                     "delete_checkpoints_older_than_days", "delete_runs_older_than_days", "preview")
     list_filter = ("enabled", "status")
     search_fields = ("name", "workflow_pattern")
+    readonly_fields = ("created_at",)  # when a policy was made is a fact, not a setting
     actions = ("preview_policies", "apply_policies")
 
     @admin.display(description="Would delete now")

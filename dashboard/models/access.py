@@ -78,6 +78,7 @@ class AuditEntry(models.Model):
     objects = _AppendOnlyQuerySet.as_manager()
 
     class Meta:
+        verbose_name_plural = "audit entries"
         ordering = ("-created_at", "-id")
         indexes = (
             models.Index(fields=["run_id", "created_at"], name="audit_run_created"),

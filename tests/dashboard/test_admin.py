@@ -39,3 +39,21 @@ def test_admin_shows_a_run_read_only(admin_client: Client) -> None:
     assert post.status_code == 403
     run.refresh_from_db()
     assert run.workflow_name == "squares"
+
+
+def test_admin_names_audit_entries_in_plain_english(admin_client: Client) -> None:
+    page = admin_client.get("/admin/").content.decode()
+    assert "Audit entries" in page and "Audit entrys" not in page
+
+
+def test_a_retention_policys_creation_time_is_shown_not_edited(admin_client: Client) -> None:
+    from dashboard.models import RetentionPolicy
+
+    policy = RetentionPolicy.objects.create(name="keep-5", keep_last_checkpoints=5)
+    page = admin_client.get(f"/admin/dashboard/retentionpolicy/{policy.pk}/change/").content.decode()
+    assert 'name="created_at' not in page and "Created at" in page
+
+
+def test_favicon_ico_leads_to_the_icon(client: Client) -> None:
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301 and response["Location"] == "/static/favicon.svg"
