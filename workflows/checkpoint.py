@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import codec
-from .events import RequestInfoEvent, describe_type
+from .events import RequestInfoEvent, describe_type, request_from_record
 from .exceptions import CheckpointDecodeError
 from .registry import TypeRegistry, default_registry, resolve_type_name
 
@@ -334,19 +334,7 @@ def _request_to_dict(event: RequestInfoEvent, registry: TypeRegistry) -> dict[st
 
 
 def _request_from_dict(data: dict[str, Any], registry: TypeRegistry) -> RequestInfoEvent:
-    payload = codec.decode(data["data"], registry=registry)
-    return RequestInfoEvent(
-        "request_info",
-        data=payload,
-        executor_id=data["source_executor_id"],
-        request_id=data["request_id"],
-        source_executor_id=data["source_executor_id"],
-        request_type=type(payload),
-        # Unresolvable names (generic aliases) fall back to the executor's declaration on resume.
-        response_type=resolve_type_name(data.get("response_type"), registry)
-        or data.get("response_type"),
-        created_at=data.get("created_at", ""),
-    )
+    return request_from_record(data, registry)
 
 
 def _message_to_dict(message: WorkflowMessage, registry: TypeRegistry) -> dict[str, Any]:

@@ -328,24 +328,14 @@ class WorkflowEvent(Generic[DataT]):
         missing = [key for key in keys if key not in data]
         if missing:
             raise CheckpointDecodeError(f"request_info event is missing {missing}")
-        payload = codec.decode(data["data"], registry=registry)
+        event = request_from_record(data, registry)
         request_type = resolve_type_name(data["request_type"], registry)
-        if request_type is not None and type(payload) is not request_type:
+        if request_type is not None and type(event.data) is not request_type:
             raise CheckpointDecodeError(
-                f"request {data['request_id']!r} holds a {type(payload).__qualname__}, but its "
+                f"request {data['request_id']!r} holds a {type(event.data).__qualname__}, but its "
                 f"request_type is {data['request_type']!r}"
             )
-        return RequestInfoEvent(
-            "request_info",
-            data=payload,
-            executor_id=data["source_executor_id"],
-            request_id=data["request_id"],
-            source_executor_id=data["source_executor_id"],
-            request_type=type(payload),
-            response_type=resolve_type_name(data["response_type"], registry)
-            or data["response_type"],
-            created_at=data.get("created_at", ""),
-        )
+        return event
 
 
 @dataclass(slots=True, repr=False)
@@ -391,3 +381,20 @@ def describe_type(annotation: Any, registry: TypeRegistry = default_registry) ->
         return registry.name_of(annotation) or f"{annotation.__module__}.{annotation.__qualname__}"
     return repr(annotation).replace("typing.", "")
 
+
+def request_from_record(data: dict[str, Any], registry: TypeRegistry) -> RequestInfoEvent:
+    """A request as checkpoints and ``to_dict()`` store it, rebuilt (its payload through the
+    codec). A response type whose name does not resolve here (a generic alias) stays a name;
+    on resume the executor's declaration stands in for it."""
+    payload = codec.decode(data["data"], registry=registry)
+    return RequestInfoEvent(
+        "request_info",
+        data=payload,
+        executor_id=data["source_executor_id"],
+        request_id=data["request_id"],
+        source_executor_id=data["source_executor_id"],
+        request_type=type(payload),
+        response_type=resolve_type_name(data.get("response_type"), registry)
+        or data.get("response_type"),
+        created_at=data.get("created_at", ""),
+    )
