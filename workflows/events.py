@@ -384,17 +384,24 @@ def describe_type(annotation: Any, registry: TypeRegistry = default_registry) ->
 
 def request_from_record(data: dict[str, Any], registry: TypeRegistry) -> RequestInfoEvent:
     """A request as checkpoints and ``to_dict()`` store it, rebuilt (its payload through the
-    codec). A response type whose name does not resolve here (a generic alias) stays a name;
-    on resume the executor's declaration stands in for it."""
-    payload = codec.decode(data["data"], registry=registry)
+    codec)."""
+    return request_from_fields(codec.decode(data["data"], registry=registry), data, registry)
+
+
+def request_from_fields(
+    payload: Any, fields: Mapping[str, Any], registry: TypeRegistry = default_registry
+) -> RequestInfoEvent:
+    """A request rebuilt from its decoded ``payload`` and its stored fields. A response type
+    whose name does not resolve here (a generic alias such as ``list[str]``) stays a name; the
+    executor's own declaration stands in for it when the answer arrives."""
+    name = fields.get("response_type")
     return RequestInfoEvent(
         "request_info",
         data=payload,
-        executor_id=data["source_executor_id"],
-        request_id=data["request_id"],
-        source_executor_id=data["source_executor_id"],
+        executor_id=fields["source_executor_id"],
+        request_id=fields["request_id"],
+        source_executor_id=fields["source_executor_id"],
         request_type=type(payload),
-        response_type=resolve_type_name(data.get("response_type"), registry)
-        or data.get("response_type"),
-        created_at=data.get("created_at", ""),
+        response_type=resolve_type_name(name, registry) or name,
+        created_at=fields.get("created_at", ""),
     )

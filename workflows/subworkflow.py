@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .checkpoint import WorkflowCheckpoint, WorkflowMessage, resolve_type_name
+from .checkpoint import WorkflowCheckpoint, WorkflowMessage
 from .context import WorkflowContext
-from .events import RequestInfoEvent, WorkflowEvent, describe_type
+from .events import RequestInfoEvent, WorkflowEvent, describe_type, request_from_fields
 from .exceptions import CheckpointEncodeError
 from .executor import Executor, handler, response_handler
 from .registry import register_type
@@ -56,21 +56,7 @@ def _event_fields(event: RequestInfoEvent) -> dict[str, Any]:
 
 
 def _event_from_fields(fields: Mapping[str, Any]) -> RequestInfoEvent:
-    data = fields["data"]
-    name = fields.get("response_type")
-    # A name that does not resolve (a generic alias such as list[str]) stays a name; the
-    # child checks the answer against its own declaration when it arrives.
-    response_type = resolve_type_name(name) or name
-    return RequestInfoEvent(
-        "request_info",
-        data=data,
-        executor_id=fields["source_executor_id"],
-        request_id=fields["request_id"],
-        source_executor_id=fields["source_executor_id"],
-        request_type=type(data),
-        response_type=response_type,
-        created_at=fields.get("created_at", ""),
-    )
+    return request_from_fields(fields["data"], fields)
 
 
 @dataclass
