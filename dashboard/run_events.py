@@ -33,6 +33,7 @@ __all__ = [
     "RunEventKind",
     "RunForked",
     "RunHold",
+    "RunMigrated",
     "RunRecovered",
     "RunRequeued",
     "RunStatusChanged",
@@ -45,6 +46,7 @@ __all__ = [
     "checkpoints_pruned",
     "run_forked",
     "run_hold",
+    "run_migrated",
     "run_recovered",
     "run_requeued",
     "run_status",
@@ -116,6 +118,20 @@ class RunHold(TypedDict):
     type: Literal["run_hold", "run_released"]
     by: str | None  # None: the system
     reason: str
+
+
+class RunMigrated(TypedDict):
+    """The run moved onto another version of its workflow: from one of its checkpoints to a
+    new checkpoint of the new graph (``checkpoint_id``)."""
+
+    type: Literal["run_migrated"]
+    from_version: str
+    to_version: str
+    checkpoint_id: str
+    from_checkpoint_id: str
+    changes: str
+    discarded: list[str]
+    by: str | None  # None: the worker, for a change the new graph carries
 
 
 class ApprovalVote(TypedDict):
@@ -223,6 +239,28 @@ def run_hold(hold: bool, by: str | None, reason: str) -> RunHold:
     return {"type": "run_hold" if hold else "run_released", "by": by, "reason": reason}
 
 
+def run_migrated(
+    *,
+    from_version: str,
+    to_version: str,
+    checkpoint_id: str,
+    from_checkpoint_id: str,
+    changes: str,
+    discarded: list[str],
+    by: str | None,
+) -> RunMigrated:
+    return {
+        "type": "run_migrated",
+        "from_version": from_version,
+        "to_version": to_version,
+        "checkpoint_id": checkpoint_id,
+        "from_checkpoint_id": from_checkpoint_id,
+        "changes": changes,
+        "discarded": discarded,
+        "by": by,
+    }
+
+
 def approval_vote(
     request_id: str, by: str, approve: bool, approvals: int, required: int
 ) -> ApprovalVote:
@@ -289,6 +327,7 @@ _DASHBOARD_KINDS = (
     RunEventKind("run_forked", "a fork of the run was started", plain=True),
     RunEventKind("run_hold", "the run was put on hold", "warning"),
     RunEventKind("run_released", "the run was released from hold", "info"),
+    RunEventKind("run_migrated", "the run moved to another version of its workflow", "warning"),
     RunEventKind("approval_vote", "an approver voted"),
     RunEventKind("approval_decided", "a request was decided"),
     RunEventKind("approval_overdue", "a request passed its deadline", "warning"),

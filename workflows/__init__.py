@@ -25,7 +25,9 @@ Checkpoints:
     ``WorkflowCheckpoint`` (``CheckpointID``, written for a ``CheckpointKind``) holding ``WorkflowMessage`` in flight; the
     ``CheckpointStorage`` protocol with ``InMemoryCheckpointStorage`` and
     ``FileCheckpointStorage``; the types checkpoints may hold: ``TypeRegistry``, ``register_type``
-    and MAF's ``register_checkpoint_type``; retention with ``prune`` and its ``PruneReport``.
+    and MAF's ``register_checkpoint_type``; retention with ``prune`` and its ``PruneReport``;
+    moving a checkpoint onto a changed graph: ``check_checkpoint_migration`` (a
+    ``CheckpointMigration`` report) and ``migrate_checkpoint``.
 Errors (hierarchy in ``workflows.exceptions``):
     ``WorkflowError``; ``WorkflowValidationError`` with ``ValidationTypeEnum`` and
     ``EdgeDuplicationError``, ``ExecutorDuplicationError``, ``TypeCompatibilityError``,
@@ -33,7 +35,8 @@ Errors (hierarchy in ``workflows.exceptions``):
     ``RunArgumentsError``, ``ConcurrentRunError``, ``WorkflowConvergenceError``; ``RequestError``
     with ``UnknownRequestError``, ``RequestAlreadyAnsweredError``, ``ResponseTypeError``;
     ``CheckpointError`` with ``CheckpointNotFoundError``, ``CheckpointEncodeError``,
-    ``CheckpointDecodeError``, ``CheckpointTypeError``, ``GraphMismatchError``; and MAF's names
+    ``CheckpointDecodeError``, ``CheckpointTypeError``, ``GraphMismatchError``,
+    ``CheckpointMigrationError``; and MAF's names
     for the same families: ``WorkflowException``, ``WorkflowRunnerException``,
     ``WorkflowConvergenceException``, ``WorkflowCheckpointException``.
 """
@@ -68,6 +71,7 @@ from .exceptions import (
     CheckpointDecodeError,
     CheckpointEncodeError,
     CheckpointError,
+    CheckpointMigrationError,
     CheckpointNotFoundError,
     CheckpointTypeError,
     ConcurrentRunError,
@@ -93,6 +97,7 @@ from .exceptions import (
     WorkflowValidationError,
 )
 from .executor import Executor, FunctionExecutor, executor, handler, response_handler
+from .migration import CheckpointMigration, check_checkpoint_migration, migrate_checkpoint
 from .registry import TypeRegistry, register_checkpoint_type, register_type
 from .result import WorkflowRunResult, WorkflowRunStream
 from .retention import PruneReport, prune
@@ -109,6 +114,8 @@ __all__ = [
     "CheckpointError",
     "CheckpointID",
     "CheckpointKind",
+    "CheckpointMigration",
+    "CheckpointMigrationError",
     "CheckpointNotFoundError",
     "CheckpointStorage",
     "CheckpointTypeError",
@@ -168,8 +175,10 @@ __all__ = [
     "WorkflowRunnerException",
     "WorkflowValidationError",
     "WorkflowViz",
+    "check_checkpoint_migration",
     "executor",
     "handler",
+    "migrate_checkpoint",
     "prune",
     "register_checkpoint_type",
     "register_type",

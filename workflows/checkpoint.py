@@ -54,13 +54,15 @@ class MessageType(str, enum.Enum):
 
 class CheckpointKind(enum.StrEnum):
     """Why a checkpoint was written (``metadata["kind"]``): before the first superstep, after a
-    superstep, when answers were delivered, when a lineage was forked, or the in-memory snapshot
-    of a sub-workflow inside its parent's checkpoint."""
+    superstep, when answers were delivered, when a lineage was forked, when a checkpoint was
+    moved onto a changed graph (``migrate_checkpoint``), or the in-memory snapshot of a
+    sub-workflow inside its parent's checkpoint."""
 
     ENTRY = "entry"
     SUPERSTEP = "superstep"
     RESPONSES = "responses"
     FORK = "fork"
+    MIGRATION = "migration"
     SUB_WORKFLOW = "sub_workflow"
 
 

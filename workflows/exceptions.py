@@ -39,6 +39,7 @@ __all__ = [
     "CheckpointDecodeError",
     "CheckpointEncodeError",
     "CheckpointError",
+    "CheckpointMigrationError",
     "CheckpointNotFoundError",
     "CheckpointTypeError",
     "ConcurrentRunError",
@@ -224,6 +225,15 @@ class CheckpointTypeError(CheckpointError, TypeError):
 
 class GraphMismatchError(CheckpointError):
     """The checkpoint was written by a workflow graph that differs from this one."""
+
+
+class CheckpointMigrationError(CheckpointError):
+    """The changed graph cannot carry what a checkpoint holds (``migrate_checkpoint``);
+    ``blockers`` names each part: an executor's saved state, a message, a buffer, a request."""
+
+    def __init__(self, message: str, blockers: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.blockers = blockers
 
 
 # Microsoft Agent Framework's names for the same families, so ``except WorkflowException`` and

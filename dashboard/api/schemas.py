@@ -10,7 +10,7 @@ The ``*_out`` functions build the response objects from models.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Annotated, Literal
 
 from ninja import Schema
 from pydantic import ConfigDict, Field, JsonValue
@@ -93,6 +93,25 @@ class ForkIn(_Body):
     )
 
 
+class MigrateIn(_Body):
+    checkpoint_id: str | None = Field(
+        None, description="the checkpoint to continue from on the deployed version (default: the latest)"
+    )
+    discard_unmatched: bool = Field(
+        False, description="drop what the deployed version cannot carry instead of refusing (409)"
+    )
+
+
+class BulkMigrateIn(_Body):
+    run_ids: list[Annotated[str, Field(max_length=64)]] = Field(min_length=1, max_length=1000)
+    discard_unmatched: bool = False
+
+
+class BulkMigrateOut(Schema):
+    migrated: list[str]
+    skipped: dict[str, str] = Field(description="run id -> why it was not migrated")
+
+
 class HoldIn(_Body):
     hold: bool = True
     reason: str = ""
@@ -159,6 +178,10 @@ class RunOut(Schema):
     attempts: int
     last_event_seq: int
     on_hold: bool
+    graph_version: str = Field(description="the graph signature hash of the version the run executes on")
+    migration_reason: str = Field(
+        description="status needs_migration: what changed and what the deployed version cannot carry"
+    )
 
 
 class RunsOut(Schema):
@@ -261,6 +284,8 @@ def run_out(run: WorkflowRun) -> RunOut:
         attempts=run.attempts,
         last_event_seq=run.last_event_seq,
         on_hold=run.on_hold,
+        graph_version=run.graph_version,
+        migration_reason=run.migration_reason,
     )
 
 

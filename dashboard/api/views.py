@@ -24,6 +24,8 @@ from dashboard.api.errors import MethodNotAllowed
 from dashboard.api.schemas import (
     ApprovalOut,
     ApprovalsOut,
+    BulkMigrateIn,
+    BulkMigrateOut,
     CheckpointDetailOut,
     CheckpointsOut,
     ClaimIn,
@@ -32,6 +34,7 @@ from dashboard.api.schemas import (
     EventsOut,
     ForkIn,
     HoldIn,
+    MigrateIn,
     NoBodyIn,
     PruneIn,
     PruneReportOut,
@@ -213,6 +216,41 @@ def run_retry(
 ) -> Status[RunOut]:
     """Queue a failed run again (409 unless it failed)."""
     return Status(202, run_out(services.run_retry(run_id, user=request.user)))
+
+
+@router.post(
+    "/runs/{uuid:run_id}/migrate/",
+    response={202: RunOut, **refusals(404, 409, 413)},
+    url_name="run-migrate",
+)
+def run_migrate(
+    request: HttpRequest, run_id: uuid.UUID, payload: MigrateIn | None = None
+) -> Status[RunOut]:
+    """Move a run onto the deployed version of its workflow from one of its checkpoints and
+    queue it; 409 names what the deployed version cannot carry (unless ``discard_unmatched``)."""
+    run = services.run_migrate(
+        run_id,
+        checkpoint_id=payload.checkpoint_id if payload else None,
+        discard_unmatched=payload.discard_unmatched if payload else False,
+        user=request.user,
+    )
+    return Status(202, run_out(run))
+
+
+@router.post(
+    "/runs/migrate/",
+    response={200: BulkMigrateOut, **refusals(413)},
+    url_name="runs-migrate",
+)
+def runs_migrate(request: HttpRequest, payload: BulkMigrateIn) -> BulkMigrateOut:
+    """Migrate several runs, each from its latest checkpoint; each one that cannot move is
+    listed in ``skipped`` with the reason."""
+    result = services.runs_migrate(
+        payload.run_ids,
+        discard_unmatched=payload.discard_unmatched,
+        user=request.user,
+    )
+    return BulkMigrateOut(migrated=result.migrated, skipped=result.skipped)
 
 
 @router.post(

@@ -397,7 +397,7 @@ CELERY_TIMEZONE = TIME_ZONE
 # WORKFLOWS = {"name": builder} dict; this setting, name -> dotted path of a builder, for a
 # settings module of one's own; and the demo app's, in demo mode. A name claimed twice is an error.
 SUPERSTEP_WORKFLOW_MODULES = env_list("SUPERSTEP_WORKFLOWS", [])
-SUPERSTEP_WORKFLOWS: dict[str, str] = {}
+SUPERSTEP_WORKFLOWS: dict[str, str | list[str]] = {}
 # Demo mode: the demo app (its workflows, seed data and `manage.py demo`) is installed. On by
 # default exactly where DEBUG is (a machine configured for nothing); production leaves it out.
 SUPERSTEP_DEMO = env_bool("SUPERSTEP_DEMO", DEBUG)

@@ -23,7 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 
 # A plain dict of dotted paths: reading it needs no demo app installed, and imports nothing.
 from dashboard.demo import DEMO_WORKFLOWS
-from dashboard.execution.workflow_sources import Registration, discover
+from dashboard.execution.workflow_sources import Builder, Registration, discover
 from workflows import CheckpointStorage, Workflow, WorkflowExecutor
 from workflows.storage import resolve_type_name
 
@@ -32,6 +32,7 @@ __all__ = [
     "RequestType",
     "UnknownWorkflowError",
     "build",
+    "current_version",
     "input_schema",
     "load",
     "names",
@@ -42,6 +43,7 @@ __all__ = [
     "to_json",
     "validate_value",
     "value_schema",
+    "versions",
 ]
 
 # What decides which workflows exist; changing one (override_settings in tests) rediscovers.
@@ -79,6 +81,8 @@ def reload() -> None:
     """Forget the discovered workflows and every graph built from them."""
     load.cache_clear()
     describe.cache_clear()
+    versions.cache_clear()
+    _describe_version.cache_clear()
 
 
 def _settings_changed(*, setting: str, **kwargs: Any) -> None:
@@ -100,9 +104,21 @@ def registration(name: str) -> Registration:
     return found
 
 
-def build(name: str, checkpoint_storage: CheckpointStorage | None = None) -> Workflow:
-    """A fresh instance of the named workflow (fresh executors: runs never share state)."""
-    return registration(name).builder(checkpoint_storage=checkpoint_storage)
+def build(
+    name: str, checkpoint_storage: CheckpointStorage | None = None, *, version: str | None = None
+) -> Workflow:
+    """A fresh instance of the named workflow (fresh executors: runs never share state), of
+    its current version or of ``version`` (a graph signature hash).
+
+    Raises:
+        UnknownWorkflowError: no such workflow, or that version of it is not registered.
+    """
+    if version is None:
+        return registration(name).builder(checkpoint_storage=checkpoint_storage)
+    builder = versions(name).get(version)
+    if builder is None:
+        raise UnknownWorkflowError(f"version {version[:12]} of workflow {name!r} is not registered")
+    return builder(checkpoint_storage=checkpoint_storage)
 
 
 @functools.cache
@@ -111,8 +127,36 @@ def describe(name: str) -> Workflow:
     return build(name)
 
 
-def input_type(name: str) -> Any:
-    return describe(name).input_types[0]
+def current_version(name: str) -> str:
+    """The version new runs of ``name`` start on: its current graph's signature hash."""
+    return describe(name).graph_signature_hash
+
+
+@functools.cache
+def versions(name: str) -> Mapping[str, Builder]:
+    """Every registered version of ``name`` by graph signature hash, oldest first.
+
+    Building each one also registers its types, so checkpoints of every version decode.
+    Two builders of one graph are one version (the later wins).
+    """
+    found: dict[str, Builder] = {}
+    for builder in registration(name).builders:
+        signature = builder(checkpoint_storage=None).graph_signature_hash
+        found.pop(signature, None)
+        found[signature] = builder
+    return MappingProxyType(found)
+
+
+def input_type(name: str, version: str | None = None) -> Any:
+    """The start executor's input type, of the current version or of ``version``."""
+    if version is None or version == current_version(name):
+        return describe(name).input_types[0]
+    return _describe_version(name, version).input_types[0]
+
+
+@functools.cache
+def _describe_version(name: str, version: str) -> Workflow:
+    return build(name, version=version)
 
 
 @functools.cache

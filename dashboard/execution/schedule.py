@@ -32,6 +32,8 @@ PERIODIC_JOBS: dict[str, PeriodicSchedule] = {
         PeriodicSchedule("sweep-approvals", "dashboard.sweep_approvals", 15.0),
         # Failed notifications whose backoff elapsed, and deliveries a dead worker left claimed.
         PeriodicSchedule("retry-notifications", "dashboard.retry_notifications", 30.0),
+        # Waiting runs whose version a deploy removed and the deployed one cannot carry.
+        PeriodicSchedule("park-stranded-runs", "dashboard.park_stranded_runs", 30.0),
         # Every enabled retention policy.
         PeriodicSchedule("prune-checkpoints", "dashboard.prune_checkpoints", 3600.0),
     )

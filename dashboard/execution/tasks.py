@@ -20,11 +20,19 @@ from dashboard.execution import periodic, worker
 from dashboard.execution.embedded import enqueue_on_commit, register_periodic
 from dashboard.execution.schedule import PERIODIC_JOBS
 
-__all__ = ["enqueue_run_on_commit", "execute_run", "prune_checkpoints", "sweep_approvals", "sweep_runs"]
+__all__ = [
+    "enqueue_run_on_commit",
+    "execute_run",
+    "park_stranded_runs",
+    "prune_checkpoints",
+    "sweep_approvals",
+    "sweep_runs",
+]
 
 SWEEP_RUNS = PERIODIC_JOBS["sweep-runs"]
 SWEEP_APPROVALS = PERIODIC_JOBS["sweep-approvals"]
 PRUNE = PERIODIC_JOBS["prune-checkpoints"]
+PARK = PERIODIC_JOBS["park-stranded-runs"]
 
 
 @shared_task(name="dashboard.execute_run", acks_late=True, ignore_result=True)
@@ -57,6 +65,15 @@ def sweep_approvals() -> list[str]:
     return swept or []
 
 
+@shared_task(name=PARK.task, ignore_result=True)
+def park_stranded_runs() -> list[str]:
+    """Mark waiting runs that need migration after a deploy (once per period)."""
+    _, parked = periodic.run_once_per_period(
+        PARK.name, PARK.every, services.park_runs_on_removed_versions
+    )
+    return parked or []
+
+
 @shared_task(name=PRUNE.task, ignore_result=True)
 def prune_checkpoints() -> list[dict[str, object]]:
     """Apply every enabled retention policy (once per period)."""
@@ -66,4 +83,5 @@ def prune_checkpoints() -> list[dict[str, object]]:
 
 register_periodic(SWEEP_RUNS.name, every=SWEEP_RUNS.every, func=services.runs_sweep)
 register_periodic(SWEEP_APPROVALS.name, every=SWEEP_APPROVALS.every, func=services.approvals_sweep)
+register_periodic(PARK.name, every=PARK.every, func=services.park_runs_on_removed_versions)
 register_periodic(PRUNE.name, every=PRUNE.every, func=services.checkpoint_prune)

@@ -107,8 +107,12 @@ async def _drive(lease: services.Lease) -> None:
     pending: list[dict[str, Any]] = []
     finish = sync_to_async(services.run_finish)
     try:
+        if await sync_to_async(services.attempt_version)(lease) is None:
+            return  # parked: its version is gone and the deployed one cannot carry it
         plan = await sync_to_async(services.execution_plan)(lease)
-        workflow = registry.build(plan.workflow_name, checkpoint_storage=_RunStorage(lease, pending))
+        workflow = registry.build(
+            plan.workflow_name, checkpoint_storage=_RunStorage(lease, pending), version=plan.version
+        )
     except registry.UnknownWorkflowError as exc:
         # Removed by a deploy while the run was queued: fail it saying so, rather than leave
         # it running until the sweeper gives up on "lost workers".

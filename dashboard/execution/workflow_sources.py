@@ -21,6 +21,12 @@ built ``Workflow``):
 * **demo**: the demo app's workflows (``dashboard.demo.DEMO_WORKFLOWS``), only in demo mode
   (``settings.SUPERSTEP_DEMO``).
 
+**Versions side by side.** Any of these may name a list of builders instead of one, oldest
+first: the last builds the current version, which new runs start on; the others stay so that
+runs started on them finish on them (``WORKFLOWS = {"invoice-approval": [build_v1, build_v2]}``,
+an entry point or a settings path naming such a list). A version is the graph's signature
+hash, so a builder whose graph did not change is the same version.
+
 Everything is imported here, at startup, so a module that does not import, a builder that is
 not callable or one name claimed by two sources stops the process with ``ImproperlyConfigured``
 naming the culprits, instead of a 500 on the first page that needs the workflow.
@@ -66,6 +72,13 @@ class Registration:
     builder: Builder
     source: str
     origin: str
+    # Builders of earlier versions, oldest first, kept for the runs that started on them.
+    older: tuple[Builder, ...] = ()
+
+    @property
+    def builders(self) -> tuple[Builder, ...]:
+        """Every version's builder, oldest first; the current one last."""
+        return (*self.older, self.builder)
 
     @property
     def target(self) -> str:
@@ -77,8 +90,8 @@ class Registration:
 def discover(
     *,
     modules: Sequence[str],
-    settings_paths: Mapping[str, str],
-    demo_paths: Mapping[str, str] | None,
+    settings_paths: Mapping[str, str | list[str]],
+    demo_paths: Mapping[str, str | list[str]] | None,
     entry_points: Iterable[metadata.EntryPoint] | None = None,
 ) -> dict[str, Registration]:
     """Every registered workflow by name: entry points, modules, settings, then the demo.
@@ -114,11 +127,13 @@ def _add(found: dict[str, Registration], registration: Registration) -> None:
             f"{registration.origin}: {name!r} is not a workflow name "
             f"(non-empty text, at most {MAX_NAME_LENGTH} characters)"
         )
-    if not callable(registration.builder):
-        raise ImproperlyConfigured(
-            f"{registration.origin}: workflow {name!r} is {registration.builder!r}, "
-            "not a builder function (one taking checkpoint_storage= and returning a Workflow)"
-        )
+    for builder in registration.builders:
+        if not callable(builder):
+            raise ImproperlyConfigured(
+                f"{registration.origin}: workflow {name!r} is {builder!r}, "
+                "not a builder function (one taking checkpoint_storage= and returning a "
+                "Workflow) or a list of them, oldest version first"
+            )
     previous = found.get(name)
     if previous is not None:
         raise ImproperlyConfigured(
@@ -141,9 +156,7 @@ def _from_entry_points(entry_points: Iterable[metadata.EntryPoint]) -> list[Regi
             builder = entry_point.load()
         except Exception as exc:
             raise ImproperlyConfigured(f"{origin} could not be loaded: {_reason(exc)}") from exc
-        registrations.append(
-            Registration(name=entry_point.name, builder=builder, source="entry point", origin=origin)
-        )
+        registrations.append(_registration(entry_point.name, builder, "entry point", origin))
     return registrations
 
 
@@ -159,22 +172,30 @@ def _from_module(module_name: str) -> list[Registration]:
             f"{origin} declares no workflows: give it a module-level dict "
             f'{MODULE_ATTRIBUTE} = {{"name": builder_function}}'
         )
-    return [
-        Registration(name=name, builder=builder, source="module", origin=origin)
-        for name, builder in declared.items()
-    ]
+    return [_registration(name, builder, "module", origin) for name, builder in declared.items()]
 
 
-def _from_paths(paths: Mapping[str, str], *, source: str, origin: str) -> list[Registration]:
+def _from_paths(paths: Mapping[str, str | list[str]], *, source: str, origin: str) -> list[Registration]:
     registrations: list[Registration] = []
     for name, path in paths.items():
         where = f"{origin} ({name!r}: {path!r})"
         try:
-            builder = import_string(path)
+            builders = [import_string(p) for p in ([path] if isinstance(path, str) else path)]
         except Exception as exc:
             raise ImproperlyConfigured(f"{where} could not be imported: {_reason(exc)}") from exc
-        registrations.append(Registration(name=name, builder=builder, source=source, origin=where))
+        declared: object = builders[0] if isinstance(path, str) else builders
+        registrations.append(_registration(name, declared, source, where))
     return registrations
+
+
+def _registration(name: str, declared: object, source: str, origin: str) -> Registration:
+    """One name's builder, or its list of builders (oldest version first)."""
+    if isinstance(declared, (list, tuple)):
+        if not declared:
+            raise ImproperlyConfigured(f"{origin}: workflow {name!r} lists no builders")
+        *older, current = declared
+        return Registration(name, current, source, origin, tuple(older))
+    return Registration(name, declared, source, origin)  # type: ignore[arg-type]  # _add checks it
 
 
 def _reason(exc: BaseException) -> str:

@@ -33,6 +33,9 @@ class RunStatus(models.TextChoices):
     COMPLETED = "completed", "Completed"
     FAILED = "failed", "Failed"
     CANCELLED = "cancelled", "Cancelled"
+    # Its version is no longer registered and the deployed one cannot carry its checkpoint:
+    # it waits for an operator to migrate it (services.versions) or cancel it.
+    NEEDS_MIGRATION = "needs_migration", "Needs migration"
 
 
 TERMINAL_RUN_STATUSES = (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED)
@@ -60,6 +63,11 @@ class WorkflowRun(models.Model):
     origin_checkpoint_id = models.CharField(  # noqa: DJ001 - None for a run started afresh
         max_length=ENGINE_ID_LENGTH, null=True, blank=True
     )
+    # The graph version (signature hash) the run executes on: the current one when it
+    # started, changed only by a migration (automatic when compatible, or an operator's).
+    graph_version = models.CharField(max_length=64, blank=True, default="", db_default="")
+    # What changed and what the deployed version cannot carry, while it needs migration.
+    migration_reason = models.TextField(blank=True, default="", db_default="")
     # The engine's lineage run_id: resuming keeps it, a fresh start gets a new one.
     engine_run_id = models.CharField(max_length=ENGINE_ID_LENGTH, blank=True, default="")
     created_by = models.ForeignKey(

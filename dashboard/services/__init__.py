@@ -7,7 +7,8 @@ changes (``select_for_update``), checks the current status, writes, records even
 entry, and only after the commit enqueues work or broadcasts (``transaction.on_commit``).
 
 Modules: ``runs`` (start, cancel, resume, fork, retry, hold), ``execution`` (leases, checkpoint
-commits, finishing, the lease sweeper's rule), ``approvals``, ``approval_rules`` (whom a rule
+commits, finishing, the lease sweeper's rule), ``versions`` (the graph version a run executes
+on, and migrating runs to the deployed one), ``approvals``, ``approval_rules`` (whom a rule
 lets decide, and its override), ``retention``, ``authz`` (roles), ``audit`` (the audit trail),
 ``common`` (events, status changes), ``errors``, ``dispatch`` and ``types`` (``Actor`` and
 ``RunId``, who acts and which run, in every signature here and in ``selectors``).
@@ -21,6 +22,7 @@ Run status machine::
        ▲                 │
        │                 └──▶ waiting ──approval decided──▶ queued
        └── retry (failed) / resume (not active) / lease expired (sweeper)
+       └── migrate ◀── needs_migration ◀── (its version removed, the new graph cannot carry it)
 """
 
 from dashboard.services import audit, retention
@@ -57,10 +59,22 @@ from dashboard.services.execution import (
 )
 from dashboard.services.retention import PruneReport, checkpoint_prune, retention_preview
 from dashboard.services.runs import run_cancel, run_fork, run_hold, run_resume, run_retry, run_start
+from dashboard.services.versions import (
+    BulkMigration,
+    VersionState,
+    attempt_version,
+    migration_preview,
+    park_runs_on_removed_versions,
+    run_migrate,
+    run_version,
+    runs_migrate,
+    version_state,
+)
 
 __all__ = [
     "ACTION_PERMISSIONS",
     "ApprovalSpec",
+    "BulkMigration",
     "Conflict",
     "ExecutionPlan",
     "Forbidden",
@@ -71,12 +85,14 @@ __all__ = [
     "PruneReport",
     "RunError",
     "ServiceError",
+    "VersionState",
     "approval_assign",
     "approval_claim",
     "approval_decide",
     "approval_opened",
     "approval_rule_refusal",
     "approvals_sweep",
+    "attempt_version",
     "audit",
     "can",
     "checkpoint_commit",
@@ -84,6 +100,8 @@ __all__ = [
     "execution_plan",
     "lease_acquire",
     "lease_renew",
+    "migration_preview",
+    "park_runs_on_removed_versions",
     "record_events",
     "require",
     "retention",
@@ -92,9 +110,13 @@ __all__ = [
     "run_finish",
     "run_fork",
     "run_hold",
+    "run_migrate",
     "run_resume",
     "run_retry",
     "run_start",
+    "run_version",
+    "runs_migrate",
     "runs_sweep",
+    "version_state",
     "worker_identity",
 ]

@@ -21,6 +21,7 @@ ACTION_PERMISSIONS: dict[str, str] = {
     "fork": "dashboard.operate_run",
     "cancel": "dashboard.operate_run",
     "retry": "dashboard.operate_run",
+    "migrate": "dashboard.operate_run",
     "approve": "dashboard.decide_approval",
     "reject": "dashboard.decide_approval",
     "claim": "dashboard.decide_approval",

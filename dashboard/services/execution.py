@@ -119,6 +119,7 @@ class ExecutionPlan:
 
     workflow_name: str
     engine_run_id: str
+    version: str | None = None  # the graph version to build (services.versions)
     message: Any = None
     checkpoint_id: str | None = None
     responses: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -128,10 +129,10 @@ def execution_plan(lease: Lease) -> ExecutionPlan:
     """Fresh start from the input, or resume from the latest checkpoint with every decided
     approval the checkpoint still waits for."""
     run = WorkflowRun.objects.select_related("latest_checkpoint").get(pk=lease.run_id)
-    plan = ExecutionPlan(run.workflow_name, run.engine_run_id)
+    plan = ExecutionPlan(run.workflow_name, run.engine_run_id, run.graph_version or None)
     checkpoint = run.latest_checkpoint
     if checkpoint is None:
-        start_type = registry.input_type(run.workflow_name)
+        start_type = registry.input_type(run.workflow_name, plan.version)
         plan.message = registry.validate_value(start_type, run.input)
         return plan
     plan.checkpoint_id = checkpoint.checkpoint_id

@@ -69,6 +69,7 @@ def run_start(*, workflow_name: str, input: object, user: Actor = None) -> Workf
             input=stored,
             created_by=user if is_user(user) else None,
             engine_run_id=uuid.uuid4().hex,
+            graph_version=registry.current_version(workflow_name),
         )
         run = WorkflowRun.objects.select_for_update().get(pk=run.pk)
         record_events(run, [run_events.run_status(RunStatus.QUEUED, by=username(user))])
@@ -143,7 +144,7 @@ def run_resume(run_id: RunId, *, checkpoint_id: str, user: Actor = None) -> Work
         if run.status in ACTIVE_STATUSES:
             raise Conflict(f"run {run.pk} is {run.status}; cancel it first or wait for it")
         checkpoint = _checkpoint_of(run, checkpoint_id)
-        _ensure_same_graph(run.workflow_name, checkpoint)
+        version = _ensure_same_graph(run.workflow_name, checkpoint)
         _cancel_pending_approvals(run)
         set_status(
             run,
@@ -155,6 +156,8 @@ def run_resume(run_id: RunId, *, checkpoint_id: str, user: Actor = None) -> Work
             engine_run_id=uuid.uuid4().hex,
             origin_checkpoint_id=checkpoint.checkpoint_id,
             output=output_at(run, checkpoint),
+            graph_version=version,
+            migration_reason="",
             error_type="",
             error_message="",
             traceback="",
@@ -219,14 +222,18 @@ def _ensure_registered(workflow_name: str) -> None:
         )
 
 
-def _ensure_same_graph(workflow_name: str, checkpoint: Checkpoint) -> None:
+def _ensure_same_graph(workflow_name: str, checkpoint: Checkpoint) -> str:
+    """The registered version that wrote ``checkpoint`` (the current one or one kept side by
+    side), which a resume or fork of it executes on."""
     _ensure_registered(workflow_name)
-    deployed = registry.describe(workflow_name).graph_signature_hash
-    if checkpoint.graph_signature_hash != deployed:
+    version = checkpoint.graph_signature_hash
+    if version not in registry.versions(workflow_name):
         raise Conflict(
-            f"checkpoint {checkpoint.checkpoint_id} was written by a different version of "
-            f"{workflow_name!r}; its graph no longer matches the deployed workflow"
+            f"checkpoint {checkpoint.checkpoint_id} was written by version {version[:12]} of "
+            f"{workflow_name!r}, which is no longer registered; migrate the run to the "
+            "deployed version from this checkpoint instead"
         )
+    return version
 
 
 def run_fork(
@@ -246,8 +253,7 @@ def run_fork(
     with transaction.atomic():
         origin = locked_run(run_id)
         checkpoint = _checkpoint_of(origin, checkpoint_id)
-        _ensure_same_graph(origin.workflow_name, checkpoint)
-        registry.describe(origin.workflow_name)  # registers the graph's types for decoding
+        version = _ensure_same_graph(origin.workflow_name, checkpoint)
         edited = _edited_checkpoint(checkpoint, state, executor_states)
         fork = WorkflowRun.objects.create(
             workflow_name=origin.workflow_name,
@@ -258,6 +264,7 @@ def run_fork(
             engine_run_id=edited.run_id,
             current_superstep=edited.iteration_count,
             output=output_at(origin, checkpoint),
+            graph_version=version,
         )
         fork = WorkflowRun.objects.select_for_update().get(pk=fork.pk)
         row = save_split(split_checkpoint(edited), run_id=fork.pk, trust_known_blobs=False)

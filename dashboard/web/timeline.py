@@ -16,6 +16,7 @@ import dataclasses
 import datetime as dt
 from collections.abc import Iterable, Sequence
 
+from dashboard.execution import registry
 from dashboard.models import RunStatus, WorkflowRun
 from dashboard.selectors import CheckpointRow
 from dashboard.web.timefmt import CreatedAtLabels
@@ -113,6 +114,8 @@ def build_timeline(
             starts.setdefault(base, []).append(lineage)
         else:
             roots.append(lineage)
+    # A checkpoint of any registered version can be resumed: only the others differ.
+    registered = _registered_versions(run.workflow_name) if deployed_hash is not None else frozenset()
     last_id = rows[-1]["checkpoint_id"] if rows else None
     current = lineages.get(run.engine_run_id)
     current_last = (current[-1]["checkpoint_id"] if current else None) or last_id
@@ -132,7 +135,7 @@ def build_timeline(
             pending=row["pending_request_count"],
             duration=duration,
             marker=_marker(run, row, current_last),
-            mismatch=deployed_hash is not None and row["graph_signature_hash"] != deployed_hash,
+            mismatch=deployed_hash is not None and row["graph_signature_hash"] not in registered,
             selected=row["checkpoint_id"] == selected,
         )
         for lineage in starts.get(row["checkpoint_id"], []):
@@ -188,3 +191,10 @@ def _cut(built: list[Item]) -> list[Item | Gap]:
     if skipped:
         out.append(Gap(skipped))
     return out
+
+
+def _registered_versions(workflow_name: str) -> frozenset[str]:
+    try:
+        return frozenset(registry.versions(workflow_name))
+    except registry.UnknownWorkflowError:
+        return frozenset()

@@ -10,6 +10,7 @@ from dashboard.web import (
     views_run_detail,
     views_runs,
     views_storage,
+    views_versions,
 )
 
 app_name = "dashboard"
@@ -29,6 +30,9 @@ urlpatterns: list[URLPattern] = [
     ),
     path("runs/<uuid:run_id>/cancel/", views_run_detail.run_cancel, name="run_cancel"),
     path("runs/<uuid:run_id>/retry/", views_run_detail.run_retry, name="run_retry"),
+    path("runs/<uuid:run_id>/version/", views_versions.run_version, name="run_version"),
+    path("runs/<uuid:run_id>/migrate/", views_versions.run_migrate, name="run_migrate"),
+    path("runs/migrations/", views_versions.migrations, name="migrations"),
     path(CHECKPOINT, views_checkpoints.checkpoint_detail, name="checkpoint_detail"),
     path(
         f"{CHECKPOINT}download/", views_checkpoints.checkpoint_download, name="checkpoint_download"

@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 from dashboard import selectors, services
 from dashboard.models import WorkflowRun
 from dashboard.services.types import Actor
-from dashboard.web import previews, run_page, subworkflows
+from dashboard.web import previews, run_page, subworkflows, version_panel
 from dashboard.web.access import allowed_actions, page_view
 from dashboard.web.events import event_views
 
@@ -50,6 +50,7 @@ def render_detail(
         ),
         **actions_context(run, request.user),
         "action_error": error,
+        "version_panel": version_panel.panel_context(run, request.user),
         "audit_entries": selectors.run_audit_entries(run.pk),
         "audit_limit": selectors.AUDIT_CARD_LIMIT,
     }

@@ -133,22 +133,37 @@ class Server:
 def server(
     tmp_path_factory: pytest.TempPathFactory, stop_process: Callable[[Any], None]
 ) -> Iterator[Server]:
+    _require_browser()
+    home = tmp_path_factory.mktemp("browser-server")
+    found = launch(home, port=_free_port(), prepare=True)
+    try:
+        yield found
+    finally:
+        stop_process(found.process)
+
+
+def _require_browser() -> None:
     reason = _why_no_browser()
     if reason is not None:
         if _in_ci():
             pytest.fail(f"{reason} (CI is set)", pytrace=False)
         pytest.skip(reason)
-    home = tmp_path_factory.mktemp("browser-server")
-    env = _server_env(home / "db.sqlite3")
+
+
+def launch(home: Path, *, port: int, prepare: bool, **extra_env: str) -> Server:
+    """Daphne on ``port`` over the SQLite database in ``home``, answering when this returns.
+    ``prepare`` migrates and creates the test users first; ``extra_env`` adds settings (a
+    deployment's ``SUPERSTEP_WORKFLOWS``...)."""
+    env = {**_server_env(home / "db.sqlite3"), **extra_env}
     manage = [sys.executable, str(REPO / "manage.py")]
-    subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env, cwd=REPO, check=True)
-    script = CREATE_USERS.format(users=USERS, password=PASSWORD)
-    subprocess.run(
-        [*manage, "shell", "-c", script], env=env, cwd=REPO, check=True, capture_output=True
-    )
-    port = _free_port()
+    if prepare:
+        subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env, cwd=REPO, check=True)
+        script = CREATE_USERS.format(users=USERS, password=PASSWORD)
+        subprocess.run(
+            [*manage, "shell", "-c", script], env=env, cwd=REPO, check=True, capture_output=True
+        )
     log = home / "daphne.log"
-    with log.open("wb") as out:
+    with log.open("ab") as out:
         process = subprocess.Popen(
             [
                 sys.executable,
@@ -165,13 +180,35 @@ def server(
             stdout=out,
             stderr=subprocess.STDOUT,
         )
-    url = f"http://127.0.0.1:{port}"
-    found = Server(url, process, log)
+    found = Server(f"http://127.0.0.1:{port}", process, log)
     try:
         _wait_until_up(found)
-        yield found
-    finally:
-        stop_process(process)
+    except BaseException:
+        process.kill()
+        raise
+    return found
+
+
+@pytest.fixture
+def deployment(
+    tmp_path: Path, stop_process: Callable[[Any], None]
+) -> Iterator[Callable[..., Server]]:
+    """``deployment(**env)``: (re)deploy this test's own server, as a restart with new code
+    does: the previous process stops, a new one starts on the same port and database with
+    ``env`` (``SUPERSTEP_WORKFLOWS=...``). Open pages stay open and reconnect."""
+    _require_browser()
+    port = _free_port()
+    running: list[Server] = []
+
+    def deploy(**env: str) -> Server:
+        if running:
+            stop_process(running.pop().process)
+        running.append(launch(tmp_path, port=port, prepare=not (tmp_path / "db.sqlite3").exists(), **env))
+        return running[-1]
+
+    yield deploy
+    for found in running:
+        stop_process(found.process)
 
 
 def _wait_until_up(server: Server) -> None:
@@ -236,11 +273,12 @@ def problems() -> Problems:
 
 @pytest.fixture
 def new_context(browser: Any, server: Server, problems: Problems) -> Iterator[Callable[..., Any]]:
-    """``new_context(viewport=...)``: a fresh browser profile whose pages are watched."""
+    """``new_context(viewport=..., base_url=...)``: a fresh browser profile whose pages are
+    watched (on the session's server unless ``base_url`` names another)."""
     contexts: list[Any] = []
 
-    def make(viewport: dict[str, int] | None = None) -> Any:
-        context = browser.new_context(viewport=viewport or DESKTOP, base_url=server.url)
+    def make(viewport: dict[str, int] | None = None, base_url: str | None = None) -> Any:
+        context = browser.new_context(viewport=viewport or DESKTOP, base_url=base_url or server.url)
         context.set_default_timeout(20_000)
         context.add_init_script(WATCH_SCRIPT)
 

@@ -40,7 +40,8 @@ def test_beat_publishes_every_periodic_job_at_the_interval_the_threads_use() -> 
     threads = {job.name: job.every for job in embedded.periodic_jobs() if job.name in PERIODIC_JOBS}
 
     assert set(schedule) == set(PERIODIC_JOBS) == set(threads) == {
-        "sweep-runs", "sweep-approvals", "retry-notifications", "prune-checkpoints"
+        "sweep-runs", "sweep-approvals", "retry-notifications", "park-stranded-runs",
+        "prune-checkpoints",
     }
     for name, entry in schedule.items():
         assert entry["task"] in celery_app.tasks, entry["task"]
@@ -56,18 +57,20 @@ def test_each_periodic_task_runs_its_job_once_per_period(
     monkeypatch.setattr(services, "runs_sweep", lambda: calls.append("runs") or ["run-1"])
     monkeypatch.setattr(services, "approvals_sweep", lambda: calls.append("approvals") or [])
     monkeypatch.setattr(services, "checkpoint_prune", lambda: calls.append("prune") or [])
+    monkeypatch.setattr(services, "park_runs_on_removed_versions", lambda: calls.append("park") or [])
     tasks = [
         execution_tasks.sweep_runs,
         execution_tasks.sweep_approvals,
         execution_tasks.prune_checkpoints,
         approval_tasks.retry_notifications,
+        execution_tasks.park_stranded_runs,
     ]
 
     first = [task() for task in tasks]
     second = [task() for task in tasks]
 
-    assert first == [["run-1"], [], [], []] and second == [[], [], [], []]
-    assert calls == ["runs", "approvals", "prune"]
+    assert first == [["run-1"], [], [], [], []] and second == [[], [], [], [], []]
+    assert calls == ["runs", "approvals", "prune", "park"]
     assert sorted(PeriodicJobRun.objects.values_list("job", flat=True)) == sorted(PERIODIC_JOBS)
 
 

@@ -310,6 +310,17 @@ def exercise(
     assert admin.post(f"/api/runs/{done.pk}/hold/", {"hold": "yes"}).status_code == 400
     assert admin.post(f"/api/runs/{UNKNOWN}/hold/").status_code == 404
     assert admin.post(f"/api/runs/{done.pk}/hold/", {"hold": False}).status_code == 200
+    # migrate: a run already on the deployed version has nothing to move to
+    assert api.post(f"/api/runs/{failed.pk}/migrate/").status_code == 409
+    assert api.post(f"/api/runs/{UNKNOWN}/migrate/", {"checkpoint_id": "abc"}).status_code == 404
+    assert api.post(f"/api/runs/{failed.pk}/migrate/", {"discard_unmatched": "yes"}).status_code == 400
+    # A run left on a version this deployment no longer has moves to the current one.
+    stranded = started("squares", {"limit": 0, **FAST})
+    WorkflowRun.objects.filter(pk=stranded.pk).update(graph_version="0" * 64)
+    assert api.post(f"/api/runs/{stranded.pk}/migrate/").status_code == 202
+    bulk = api.post("/api/runs/migrate/", {"run_ids": [str(failed.pk)]})
+    assert bulk.status_code == 200 and str(failed.pk) in bulk.json()["skipped"]
+    assert api.post("/api/runs/migrate/", {"run_ids": []}).status_code == 400
 
     # approvals: list, claim, decide
     waiting = started("return-replace", FAST)

@@ -714,7 +714,7 @@ def test_run_resume_refuses_a_checkpoint_written_by_another_graph() -> None:
     run = started("squares", {"limit": 1, **FAST})
     Checkpoint.objects.filter(pk=run.latest_checkpoint_id).update(graph_signature_hash="old")
 
-    with pytest.raises(services.Conflict, match="different version"):
+    with pytest.raises(services.Conflict, match="no longer registered; migrate"):
         services.run_resume(run.pk, checkpoint_id=run.latest_checkpoint_id)
 
 

@@ -55,6 +55,8 @@ class Command(BaseCommand):
                     f"  (executor {request['executor']})"
                 )
             self.stdout.write(f"  signature: {item['graph_signature_hash']}")
+            for older in item["older_versions"]:
+                self.stdout.write(f"  also kept: {older}  (an earlier version, for its runs)")
 
 
 def describe(registration: Registration) -> dict[str, Any]:
@@ -70,6 +72,7 @@ def describe(registration: Registration) -> dict[str, Any]:
         workflow = registry.describe(registration.name)
         requests = registry.request_types(registration.name)
         input_type = registry.input_type(registration.name)
+        versions = list(registry.versions(registration.name))
     except Exception as exc:  # noqa: BLE001 - an author's builder may raise anything; list the rest
         item["error"] = f"{type(exc).__name__}: {exc}"
         return item
@@ -87,6 +90,8 @@ def describe(registration: Registration) -> dict[str, Any]:
             for request in requests
         ],
         graph_signature_hash=workflow.graph_signature_hash,
+        # Earlier versions registered beside the current one, oldest first.
+        older_versions=[v for v in versions if v != workflow.graph_signature_hash],
     )
     return item
 
