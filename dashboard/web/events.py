@@ -134,6 +134,14 @@ def describe_event(event: RunEvent) -> EventView:
         summary = f"{what} by {data.get('by') or 'someone'}" + (
             f": {_text(data['reason'])}" if data.get("reason") else ""
         )
+    elif kind == "run_migrated":
+        moved = (
+            f"Moved from version {str(data.get('from_version', ''))[:12]} to "
+            f"{str(data.get('to_version', ''))[:12]}"
+        )
+        who = f" by {data['by']}" if data.get("by") else " (the new version carries it)"
+        dropped = data.get("discarded") or []
+        summary = moved + who + (f"; discarded {len(dropped)} item(s)" if dropped else "")
     elif kind == "checkpoints_pruned":
         summary = f"Retention deleted {data.get('count')} checkpoint(s) ({data.get('policy', '')})"
     elif kind == "started":
