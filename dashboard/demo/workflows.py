@@ -104,8 +104,10 @@ def build_refund(checkpoint_storage: CheckpointStorage | None = None) -> Workflo
 class SquaresInput:
     """Square the numbers 1..limit, one per superstep."""
 
-    limit: int = 10
-    work_ms: int = 100
+    # Bounds declared on the type: the start form and the API refuse a limit out of range
+    # before a run exists (the handler's own check stays for code that builds the input itself).
+    limit: Annotated[int, Field(ge=1, le=1000, description="How many numbers to square")] = 10
+    work_ms: Annotated[int, Field(ge=0, le=60_000, description="Simulated work per superstep, ms")] = 100
 
 
 @dataclass
@@ -242,10 +244,10 @@ class FailAtStepInput:
     """Count up to ``steps``; step ``fail_at`` fails while a simulated outage lasts
     (``outage_seconds`` from the run's start), so a retry after the outage succeeds."""
 
-    steps: int = 5
-    fail_at: int = 3
-    outage_seconds: float = 15.0
-    work_ms: int = 150
+    steps: Annotated[int, Field(ge=1, le=500, description="Supersteps to count")] = 5
+    fail_at: Annotated[int, Field(ge=0, description="The step that fails during the outage (0: none)")] = 3
+    outage_seconds: Annotated[float, Field(ge=0, le=86_400, description="How long the outage lasts")] = 15.0
+    work_ms: Annotated[int, Field(ge=0, le=60_000, description="Simulated work per superstep, ms")] = 150
 
 
 @dataclass

@@ -124,11 +124,26 @@ def _bounds(prop: dict[str, Any], cast: type) -> dict[str, Any]:
     return bounds
 
 
+# The services validate with pydantic; the form says the same thing in the same words, so an
+# operator reads one message whether the form, the API or the browser caught the value.
+SAME_MESSAGES = {
+    "required": "Field required",
+    "min_value": "Input should be greater than or equal to %(limit_value)s",
+    "max_value": "Input should be less than or equal to %(limit_value)s",
+    "min_length": "String should have at least %(limit_value)d characters",
+    "max_length": "String should have at most %(limit_value)d characters",
+}
+
+
 def _schema_field(prop: dict[str, Any], *, required: bool, defs: dict[str, Any]) -> forms.Field:
     prop = _resolve(prop, defs)
     prop, nullable = _nullable(prop, defs)
     required = required and not nullable
-    common: dict[str, Any] = {"required": required, "help_text": prop.get("description", "")}
+    common: dict[str, Any] = {
+        "required": required,
+        "help_text": prop.get("description", ""),
+        "error_messages": SAME_MESSAGES,
+    }
     kind = prop.get("type")
     enum = prop.get("enum")
     if isinstance(enum, list) and enum and all(isinstance(v, str | int) for v in enum):
@@ -147,16 +162,33 @@ def _schema_field(prop: dict[str, Any], *, required: bool, defs: dict[str, Any])
             field.widget = forms.Textarea(attrs={"rows": 3, "maxlength": prop["maxLength"]})
         return field
     if kind == "integer":
-        return forms.IntegerField(**_bounds(prop, int), **common)
+        field = forms.IntegerField(**_bounds(prop, int), **common)
+        field.error_messages["invalid"] = "Input should be a valid integer"
+        return _said_in_the_browser(field)
     if kind == "number":
         field = forms.FloatField(**_bounds(prop, float), **common)
+        field.error_messages["invalid"] = "Input should be a valid number"
         field.widget.attrs["step"] = "any"
-        return field
+        return _said_in_the_browser(field)
     if kind == "boolean":
         if nullable:
             return forms.NullBooleanField(**{**common, "required": False})
         return forms.BooleanField(**{**common, "required": False})
     return JsonField(rows=4, **common)
+
+
+def _said_in_the_browser(field: forms.Field) -> forms.Field:
+    """The messages for the bounds, on the input, for static/js/field_messages.js to show
+    instead of the browser's own wording."""
+    attrs = field.widget.attrs
+    for code, bound in (("min_value", "min"), ("max_value", "max")):
+        limit = getattr(field, code, None)
+        if limit is not None:
+            attrs[f"data-msg-{bound}"] = SAME_MESSAGES[code] % {"limit_value": limit}
+    if field.required:
+        attrs["data-msg-required"] = SAME_MESSAGES["required"]
+    attrs["data-msg-invalid"] = field.error_messages["invalid"]
+    return field
 
 
 class SchemaFieldsForm(forms.Form):

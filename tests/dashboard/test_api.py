@@ -152,7 +152,7 @@ def test_api_start_then_get_a_run(api: Api, operator: Any) -> None:
 
 def test_api_lists_runs_filtered_by_status_and_workflow(api: Api) -> None:
     done = started("squares", {"limit": 1, **FAST})
-    failed = started("squares", {"limit": 0, **FAST})
+    failed = started("fail-at-step", {"steps": 2, "fail_at": 1, "outage_seconds": 3600, **FAST})
     waiting()
 
     def ids(**params: Any) -> list[str]:
@@ -162,11 +162,12 @@ def test_api_lists_runs_filtered_by_status_and_workflow(api: Api) -> None:
 
     assert len(ids()) == 3
     assert ids(status="completed") == [str(done.pk)]
-    assert ids(status="failed", workflow="squares") == [str(failed.pk)]
+    assert ids(status="failed", workflow="fail-at-step") == [str(failed.pk)]
+    assert ids(status="failed", workflow="squares") == []
     assert ids(workflow="nope") == []
     assert len(ids(limit=1)) == 1
     failed_json = api.get(f"/api/runs/{failed.pk}/").json()
-    assert "limit must be between" in failed_json["error"]["message"]
+    assert "simulated outage at step 1" in failed_json["error"]["message"]
 
 
 def test_api_lists_checkpoints_and_shows_one_decoded(api: Api) -> None:

@@ -269,7 +269,7 @@ def exercise(
     assert no_csrf.post("/api/runs/", {"workflow": "squares"}).status_code == 403
     assert anonymous.post("/api/runs/", {"workflow": "squares"}).status_code == 401
     done = execute(created.json()["id"])
-    failed = started("squares", {"limit": 0, **FAST})
+    failed = started("fail-at-step", {"steps": 2, "fail_at": 1, "outage_seconds": 3600, **FAST})
     assert failed.status == RunStatus.FAILED
     assert api.get("/api/runs/").status_code == 200
     assert api.get("/api/runs/", status="failed", workflow="squares", limit="1").status_code == 200
@@ -315,7 +315,7 @@ def exercise(
     assert api.post(f"/api/runs/{UNKNOWN}/migrate/", {"checkpoint_id": "abc"}).status_code == 404
     assert api.post(f"/api/runs/{failed.pk}/migrate/", {"discard_unmatched": "yes"}).status_code == 400
     # A run left on a version this deployment no longer has moves to the current one.
-    stranded = started("squares", {"limit": 0, **FAST})
+    stranded = started("fail-at-step", {"steps": 2, "fail_at": 1, "outage_seconds": 3600, **FAST})
     WorkflowRun.objects.filter(pk=stranded.pk).update(graph_version="0" * 64)
     assert api.post(f"/api/runs/{stranded.pk}/migrate/").status_code == 202
     bulk = api.post("/api/runs/migrate/", {"run_ids": [str(failed.pk)]})

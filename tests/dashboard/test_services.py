@@ -229,10 +229,10 @@ def test_a_started_run_executes_to_completion_with_its_output() -> None:
 
 
 def test_a_run_whose_handler_raises_fails_with_type_message_and_traceback() -> None:
-    run = started("squares", {"limit": 0, **FAST})
+    run = started("fail-at-step", {"steps": 2, "fail_at": 1, "outage_seconds": 3600, **FAST})
 
     assert run.status == RunStatus.FAILED
-    assert "limit must be between 1 and 1000" in run.error_message
+    assert "simulated outage at step 1" in run.error_message
     assert "Traceback" in run.traceback
     assert_gapless_events(run)
 
@@ -769,7 +769,7 @@ def test_run_cancel_cancels_a_waiting_run_and_its_pending_requests(user: Any) ->
 
 @pytest.mark.parametrize("workflow, input, status", [
     ("squares", {"limit": 1, **FAST}, RunStatus.COMPLETED),
-    ("squares", {"limit": 0, **FAST}, RunStatus.FAILED),
+    ("fail-at-step", {"steps": 2, "fail_at": 1, "outage_seconds": 3600, **FAST}, RunStatus.FAILED),
 ])
 def test_run_cancel_refuses_a_finished_run(workflow: str, input: Any, status: str) -> None:
     run = started(workflow, input)
