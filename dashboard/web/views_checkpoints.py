@@ -1,5 +1,6 @@
-"""The checkpoint inspector: state trees, a diff against any other checkpoint of the run, the
-JSON download, and the resume and fork actions (with the graph-signature check shown first)."""
+"""The checkpoint inspector: state trees, a diff against any other checkpoint of the run (or the
+checkpoint a fork started from), one changed value side by side, the JSON download, and the
+resume and fork actions (with the graph-signature check shown first)."""
 
 from __future__ import annotations
 
@@ -7,19 +8,20 @@ import json
 import re
 import uuid
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 
 from dashboard import selectors, services
+from dashboard.execution import registry
 from dashboard.models import Checkpoint, WorkflowRun
-from dashboard.web import previews, run_page
+from dashboard.web import checkpoint_diff, previews, run_page
 from dashboard.web.access import HtmxHttpRequest, allowed_actions, htmx_target, page_view
-from dashboard.web.display import readable_checkpoint
 from dashboard.web.forms import ForkForm, apply_errors
-from dashboard.web.jsondiff import diff_json
 
 TEMPLATE = "dashboard/checkpoint_detail.html"
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
@@ -33,11 +35,6 @@ def _load(run_id: uuid.UUID, checkpoint_id: str) -> tuple[WorkflowRun, Checkpoin
     return run, checkpoint
 
 
-def _comparable(row: Checkpoint, document: dict[str, Any]) -> dict[str, Any]:
-    """What the diff compares: the readable state parts, not ids and timestamps."""
-    return {"superstep": row.superstep, **readable_checkpoint(document)}
-
-
 def _choice_label(row: selectors.CheckpointRow, previous_id: str | None) -> str:
     label = f"Superstep {row['superstep']}"
     if row.get("kind") and row["kind"] != "superstep":
@@ -47,36 +44,100 @@ def _choice_label(row: selectors.CheckpointRow, previous_id: str | None) -> str:
     return f"{label} · {timezone.localtime(row['created_at']).strftime('%H:%M:%S')}"
 
 
+def _origin(run: WorkflowRun) -> Checkpoint | None:
+    """The checkpoint of the parent run a fork started from (a resume stays in its own run)."""
+    if not run.parent_run_id or not run.origin_checkpoint_id:
+        return None
+    return selectors.checkpoint_get(run.parent_run_id, run.origin_checkpoint_id)
+
+
+def _end(row: Checkpoint, run: WorkflowRun, role: str) -> dict[str, Any]:
+    """One end of the diff, for the caption: its superstep, its run when not this one."""
+    elsewhere = row.run_id is not None and row.run_id != run.pk
+    return {
+        "checkpoint": row,
+        "superstep": row.superstep,
+        "role": role,
+        "run_id": row.run_id if elsewhere else None,
+    }
+
+
+def _count(text: str | None) -> int:
+    """A small non-negative int from the query string; 0 for anything else."""
+    return int(text) if text and text.isdigit() and len(text) < 9 else 0
+
+
+def _side(
+    request: HttpRequest, diff: checkpoint_diff.CheckpointDiff
+) -> checkpoint_diff.SideBySide | None:
+    """The side-by-side view the query asks for (``side``: a change's number, ``up``: how many
+    containers above it), or None."""
+    entry = diff.entry(_count(request.GET.get("side")))
+    if entry is None:
+        return None
+    return checkpoint_diff.side_by_side(entry, up=_count(request.GET.get("up")))
+
+
 def _diff_context(
+    request: HttpRequest,
     run: WorkflowRun,
     checkpoint: Checkpoint,
     document: dict[str, Any],
-    compare: str | None,
     rows: list[selectors.CheckpointRow] | None = None,
 ) -> dict[str, Any]:
     if rows is None:
         rows = selectors.run_checkpoint_rows(run.pk)
     previous_id = checkpoint.previous_checkpoint_id
+    origin = _origin(run)
     choices = [
         (r["checkpoint_id"], _choice_label(r, previous_id))
         for r in rows
         if r["checkpoint_id"] != checkpoint.checkpoint_id
     ]
-    other_id = compare or previous_id
+    other_id = request.GET.get("compare") or previous_id
     other = selectors.checkpoint_get(run.pk, other_id) if other_id else None
     if other is None and other_id:
-        # The previous checkpoint may belong to the run this one was forked from.
+        # A fork's origin (and the previous checkpoint of its first one) is in its parent run.
         other = selectors.checkpoint_get_any(other_id)
-    diff = None
-    if other is not None:
-        before = _comparable(other, selectors.checkpoint_document(other))
-        diff = diff_json(before, _comparable(checkpoint, document))
-    return {
+    context: dict[str, Any] = {
         "compare_choices": choices,
+        "origin": origin,
         "compare": other,
         "compare_is_previous": other is not None and other.checkpoint_id == previous_id,
-        "diff": diff,
+        "diff": None,
     }
+    if other is None:
+        return context
+    older, newer = checkpoint_diff.older_first(other, checkpoint)
+    documents = {
+        checkpoint.checkpoint_id: document,
+        other.checkpoint_id: selectors.checkpoint_document(other),
+    }
+    diff = checkpoint_diff.checkpoint_diff(
+        checkpoint_diff.parts(documents[older.checkpoint_id], superstep=older.superstep),
+        checkpoint_diff.parts(documents[newer.checkpoint_id], superstep=newer.superstep),
+    )
+    here = reverse("dashboard:checkpoint_detail", args=(run.pk, checkpoint.checkpoint_id))
+    return {
+        **context,
+        "diff": diff,
+        "older": _end(older, run, _role(older, checkpoint, previous_id, origin)),
+        "newer": _end(newer, run, _role(newer, checkpoint, previous_id, origin)),
+        "side": _side(request, diff),
+        "side_url": f"{here}?{urlencode({'compare': other.checkpoint_id})}",
+    }
+
+
+def _role(
+    row: Checkpoint, here: Checkpoint, previous_id: str | None, origin: Checkpoint | None
+) -> str:
+    if row.checkpoint_id == here.checkpoint_id:
+        return "this checkpoint"
+    if origin is not None and row.checkpoint_id == origin.checkpoint_id:
+        return "where this run was forked"
+    if row.checkpoint_id == previous_id:
+        return "the previous checkpoint"
+    return ""
 
 
 def inspector_context(
@@ -88,6 +149,7 @@ def inspector_context(
 ) -> dict[str, Any]:
     document = selectors.checkpoint_document(checkpoint)
     deployed = run_page.deployed_hash(run.workflow_name)
+    shown = checkpoint_diff.parts(document, superstep=checkpoint.superstep)
     rows = selectors.run_checkpoint_rows(run.pk)
     rerun = selectors.executors_run_after(run.pk, checkpoint.superstep)
     if fork_form is None:
@@ -102,15 +164,17 @@ def inspector_context(
         "checkpoint": checkpoint,
         "kind": (document.get("metadata") or {}).get("kind", "superstep"),
         "document": document,
-        "parts": readable_checkpoint(document),
+        "parts": checkpoint_diff.trees(shown),
         "deployed_hash": deployed,
-        "mismatch": deployed is None or checkpoint.graph_signature_hash != deployed,
+        # Any registered version resumes its own checkpoints (versions kept side by side).
+        "mismatch": deployed is None
+        or checkpoint.graph_signature_hash not in registry.versions(run.workflow_name),
         "resume_preview": previews.resume_preview(run, checkpoint, document, rerun),
         "fork_preview": previews.fork_preview(run, checkpoint, document, rerun),
         "fork_form": fork_form,
         "fork_open": fork_form.is_bound,
         "may": allowed_actions(request.user),
-        **_diff_context(run, checkpoint, document, request.GET.get("compare"), rows),
+        **_diff_context(request, run, checkpoint, document, rows),
         **run_page.timeline_context(run, selected=checkpoint.checkpoint_id, rows=rows),
         "nav_section": "runs",
     }
@@ -119,14 +183,19 @@ def inspector_context(
 @page_view("GET")
 def checkpoint_detail(request: HtmxHttpRequest, run_id: uuid.UUID, checkpoint_id: str) -> HttpResponse:
     run, checkpoint = _load(run_id, checkpoint_id)
-    if htmx_target(request) == "checkpoint-diff":
+    target = htmx_target(request)
+    if target == "checkpoint-diff" or target.startswith("diff-side-"):
         document = selectors.checkpoint_document(checkpoint)
         context = {
             "run": run,
             "checkpoint": checkpoint,
-            **_diff_context(run, checkpoint, document, request.GET.get("compare")),
+            **_diff_context(request, run, checkpoint, document),
         }
-        return render(request, f"{TEMPLATE}#diff", context)
+        if target == "checkpoint-diff":
+            return render(request, f"{TEMPLATE}#diff", context)
+        if context.get("side") is None:
+            raise Http404("No such change in this diff.")
+        return render(request, "components/diff_side.html", context)
     return render(request, TEMPLATE, inspector_context(request, run, checkpoint))
 
 

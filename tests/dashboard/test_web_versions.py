@@ -203,3 +203,18 @@ def test_the_api_bulk_migration_reports_each_run(
     }
     empty = Client().post("/api/runs/migrate/", json.dumps({"run_ids": []}), content_type="application/json", headers=headers)
     assert empty.status_code in (400, 422)
+
+
+def test_a_checkpoint_of_a_version_kept_side_by_side_can_be_resumed_from_its_page(
+    operator: Client, drive: Callable[..., WorkflowRun]
+) -> None:
+    with deploy(flows.V1):
+        run = start(operator, drive)
+    first = Checkpoint.objects.filter(run=run).order_by("superstep", "created_at").first()
+    assert first is not None
+    with deploy(flows.V1, flows.V3):
+        kept = text(operator.get(f"/runs/{run.pk}/checkpoints/{first.checkpoint_id}/"))
+    with deploy(flows.V3):
+        gone = text(operator.get(f"/runs/{run.pk}/checkpoints/{first.checkpoint_id}/"))
+    assert "graph changed" not in kept and "matches deployed" in kept
+    assert "graph changed" in gone
