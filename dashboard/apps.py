@@ -26,6 +26,7 @@ class DashboardConfig(AppConfig):
         checks.register(check_shared_database, checks.Tags.database)
         # Imported here, not at the top: task modules import models, which are only ready now.
         from dashboard.approvals import tasks as approval_tasks
+        from dashboard.config.telemetry import configure_tracing
         from dashboard.execution import registry
         from dashboard.execution import tasks as execution_tasks
         from dashboard.services import dispatch
@@ -35,6 +36,7 @@ class DashboardConfig(AppConfig):
         # Import every registered workflow now: a broken source stops the process at startup
         # with its name, not a page later with a 500.
         registry.load()
+        configure_tracing()
 
 
 def check_shared_database(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:

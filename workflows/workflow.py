@@ -14,6 +14,7 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from . import tracing
 from .checkpoint import CheckpointKind, WorkflowCheckpoint, WorkflowMessage, group_by_source
 from .events import RequestInfoEvent, WorkflowEvent, WorkflowRunState, describe_type
 from .exceptions import (
@@ -284,6 +285,14 @@ class Workflow(WorkflowIntrospection):
         runtime = prepared.runtime
         self._runtime = runtime
         self._status = WorkflowRunState.IN_PROGRESS
+        runtime.trace = tracing.start_run(
+            workflow_name=self.name,
+            run_id=runtime.run_id,
+            carrier=runtime.trace_carrier,
+            resumed_from=checkpoint_id,
+        )
+        if runtime.trace is not None:
+            runtime.trace_carrier = runtime.trace.carrier
         try:
             yield WorkflowEvent("started")
             yield WorkflowEvent("status", state=WorkflowRunState.IN_PROGRESS)
@@ -312,14 +321,25 @@ class Workflow(WorkflowIntrospection):
             raise
         except HandlerFailure as failure:
             self._status = WorkflowRunState.FAILED
+            self._end_trace(runtime, failure.error)
             yield WorkflowEvent("failed", details=error_details(failure.error, failure.executor_id))
             yield WorkflowEvent("status", state=WorkflowRunState.FAILED)
             raise failure.error from None
         except Exception as error:
             self._status = WorkflowRunState.FAILED
+            self._end_trace(runtime, error)
             yield WorkflowEvent("failed", details=error_details(error, None))
             yield WorkflowEvent("status", state=WorkflowRunState.FAILED)
             raise
+        finally:
+            self._end_trace(runtime, None)
+
+    def _end_trace(self, runtime: RunRuntime, error: BaseException | None) -> None:
+        """End this invocation's run span once, with the state the run ended in."""
+        trace, runtime.trace = runtime.trace, None
+        if trace is not None:
+            trace.checkpoint(runtime.last_checkpoint_id)
+            trace.end(self._status.name, error)
 
     async def _superstep(
         self,
@@ -329,29 +349,40 @@ class Workflow(WorkflowIntrospection):
         live: bool,
     ) -> AsyncIterator[WorkflowEvent]:
         iteration = runtime.iteration + 1
-        yield WorkflowEvent("superstep_started", iteration=iteration)
-        plan = await route(self._graph, runtime.messages, runtime.buffers)
-        for text in plan.warnings:
-            yield WorkflowEvent("warning", data=text, iteration=iteration)
-        if live:
-            channel = _LiveChannel()
-            scope = SuperstepScope(self._graph, runtime, iteration, channel.sink, True)
-            async for event in channel.run(owner, run_deliveries(scope, plan.deliveries)):
-                yield event
-        else:
-            buffered: list[WorkflowEvent] = []
-            scope = SuperstepScope(self._graph, runtime, iteration, buffered.append, False)
-            try:
-                await run_deliveries(scope, plan.deliveries)
-            except HandlerFailure:
-                for event in buffered:  # executor_invoked / executor_failed before the failure
+        # A try block costs nothing until something raises: an untraced run pays one test.
+        step = runtime.trace.superstep(iteration) if runtime.trace is not None else None
+        try:
+            yield WorkflowEvent("superstep_started", iteration=iteration)
+            plan = await route(self._graph, runtime.messages, runtime.buffers)
+            for text in plan.warnings:
+                yield WorkflowEvent("warning", data=text, iteration=iteration)
+            if live:
+                channel = _LiveChannel()
+                scope = SuperstepScope(self._graph, runtime, iteration, channel.sink, True)
+                scope.trace = step
+                async for event in channel.run(owner, run_deliveries(scope, plan.deliveries)):
                     yield event
-                raise
-            for event in buffered:
-                yield event
-        for text in commit(runtime, scope, plan, list(plan.deliveries)):
-            yield WorkflowEvent("warning", data=text, iteration=iteration)
-        checkpoint_id = await self._save(runtime, storage, CheckpointKind.SUPERSTEP)
+            else:
+                buffered: list[WorkflowEvent] = []
+                scope = SuperstepScope(self._graph, runtime, iteration, buffered.append, False)
+                scope.trace = step
+                try:
+                    await run_deliveries(scope, plan.deliveries)
+                except HandlerFailure:
+                    for event in buffered:  # executor_invoked / executor_failed before the failure
+                        yield event
+                    raise
+                for event in buffered:
+                    yield event
+            for text in commit(runtime, scope, plan, list(plan.deliveries)):
+                yield WorkflowEvent("warning", data=text, iteration=iteration)
+            checkpoint_id = await self._save(runtime, storage, CheckpointKind.SUPERSTEP)
+        except BaseException as error:
+            if step is not None:
+                step.end(None, error)
+            raise
+        if step is not None:
+            step.end(checkpoint_id)
         yield WorkflowEvent("superstep_completed", iteration=iteration, checkpoint_id=checkpoint_id)
 
     # ---------------------------------------------------------------------------- preparation
@@ -425,6 +456,7 @@ class Workflow(WorkflowIntrospection):
             pending=dict(current.pending),
             answered=list(current.answered),
             last_checkpoint_id=current.last_checkpoint_id,
+            trace_carrier=current.trace_carrier,
         )
 
     async def _load(
@@ -449,6 +481,7 @@ class Workflow(WorkflowIntrospection):
             pending=pending,
             answered=list(checkpoint.answered_request_ids),
             last_checkpoint_id=checkpoint.checkpoint_id,
+            trace_carrier=_stored_carrier(checkpoint.metadata.get(tracing.TRACE_KEY)),
         )
         return runtime, checkpoint
 
@@ -554,7 +587,12 @@ class Workflow(WorkflowIntrospection):
             pending_request_info_events=dict(runtime.pending),
             answered_request_ids=list(runtime.answered),
             graph_signature=self._graph.signature,
-            metadata={"kind": kind.value},  # plain text: the codec would tag an enum
+            # Plain text: the codec would tag an enum.
+            metadata=(
+                {"kind": kind.value}
+                if runtime.trace_carrier is None
+                else {"kind": kind.value, tracing.TRACE_KEY: runtime.trace_carrier}
+            ),
         )
         await storage.save(checkpoint)
         runtime.last_checkpoint_id = checkpoint.checkpoint_id
@@ -650,3 +688,12 @@ class Workflow(WorkflowIntrospection):
         self._status = (
             WorkflowRunState.IDLE_WITH_PENDING_REQUESTS if runtime.pending else WorkflowRunState.IDLE
         )
+
+
+def _stored_carrier(value: Any) -> dict[str, str] | None:
+    """A checkpoint's trace context, if it is one (text to text); anything else is ignored."""
+    if isinstance(value, dict) and value and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        return dict(value)
+    return None

@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 from ninja import Schema
 from pydantic import ConfigDict, Field, JsonValue
 
+from dashboard import selectors
 from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -182,6 +183,8 @@ class RunOut(Schema):
     migration_reason: str = Field(
         description="status needs_migration: what changed and what the deployed version cannot carry"
     )
+    trace_id: str | None = Field(description="the OpenTelemetry trace of the run's spans, when traced")
+    trace_url: str | None = Field(description="the run's trace in the tracing UI (SUPERSTEP_TRACE_URL)")
 
 
 class RunsOut(Schema):
@@ -286,6 +289,8 @@ def run_out(run: WorkflowRun) -> RunOut:
         on_hold=run.on_hold,
         graph_version=run.graph_version,
         migration_reason=run.migration_reason,
+        trace_id=run.trace_id or None,
+        trace_url=selectors.trace_url(run.trace_id),
     )
 
 

@@ -16,7 +16,8 @@ Environment variables: ``DATABASE_URL``, ``REDIS_URL``, ``SECRET_KEY``, ``DEBUG`
 ``SECURE_SSL_REDIRECT``, ``SECURE_HSTS_SECONDS``, ``SECURE_HSTS_PRELOAD``, ``STATIC_ROOT``,
 ``DATABASE_CONN_MAX_AGE``, ``LOG_LEVEL``, ``SUPERSTEP_EMBEDDED_WORKERS``,
 ``SUPERSTEP_BACKGROUND_SERVICES``, ``SUPERSTEP_LEASE_SECONDS``, ``SUPERSTEP_DEMO``,
-``SUPERSTEP_WORKFLOWS`` (comma-separated modules of workflows).
+``SUPERSTEP_WORKFLOWS`` (comma-separated modules of workflows), ``SUPERSTEP_TRACE_FILE`` and
+``SUPERSTEP_TRACE_URL`` (traces of runs).
 
 Variables are read with ``environs`` and ``DATABASE_URL`` is parsed by ``dj-database-url``. Ours
 on top, and why: ``env_bool`` keeps the documented four words a side (environs would also read
@@ -413,6 +414,21 @@ SUPERSTEP_EMBEDDED_WORKERS = env_int("SUPERSTEP_EMBEDDED_WORKERS", 2)
 # server process: by default in embedded mode only, since production runs them from Celery beat
 # (`celery -A dashboard beat`). Turning it on beside beat is safe: each period runs once.
 SUPERSTEP_BACKGROUND_SERVICES = env_bool("SUPERSTEP_BACKGROUND_SERVICES", SUPERSTEP_EMBEDDED)
+
+# ------------------------------------------------------------------------------ tracing
+
+# OpenTelemetry traces of runs (workflows/tracing.py; needs the "tracing" extra). Exported with
+# OTLP over HTTP when the standard OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) is set,
+# the OTEL_* variables configuring the exporter as usual; SUPERSTEP_TRACE_FILE writes spans as
+# JSON lines instead (a test or a quick look). See dashboard/config/telemetry.py.
+SUPERSTEP_TRACE_FILE: str = env.str("SUPERSTEP_TRACE_FILE", "")
+# A link from a run page to its trace: "{trace_id}" is replaced by the 32-hex trace id, e.g.
+# "https://grafana.example/explore?traceId={trace_id}" or "http://jaeger:16686/trace/{trace_id}".
+SUPERSTEP_TRACE_URL: str = env.str("SUPERSTEP_TRACE_URL", "")
+if SUPERSTEP_TRACE_URL and "{trace_id}" not in SUPERSTEP_TRACE_URL:
+    raise ImproperlyConfigured(
+        "SUPERSTEP_TRACE_URL must contain {trace_id}, where the run's trace id goes"
+    )
 
 # ------------------------------------------------------------------------------ logging
 

@@ -14,6 +14,7 @@ of work once.
 from __future__ import annotations
 
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
 
 from dashboard import services
 from dashboard.execution import periodic, worker
@@ -35,7 +36,19 @@ PRUNE = PERIODIC_JOBS["prune-checkpoints"]
 PARK = PERIODIC_JOBS["park-stranded-runs"]
 
 
-@shared_task(name="dashboard.execute_run", acks_late=True, ignore_result=True)
+@shared_task(
+    name="dashboard.execute_run",
+    acks_late=True,
+    ignore_result=True,
+    # The database unreachable (a restart, a failover) must not cost the message: a worker
+    # would otherwise consume the whole queue in the seconds of an outage, failing each task,
+    # and leave every queued run to the lease sweeper. Retried with backoff instead.
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=1,
+    retry_backoff_max=30,
+    retry_jitter=True,
+    max_retries=None,
+)
 def execute_run(run_id: str) -> None:
     """Drive a run's supersteps while holding its lease. Running it twice is harmless: the
     second call finds the run leased, waiting or finished and does nothing."""

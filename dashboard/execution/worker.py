@@ -3,6 +3,12 @@
 The engine does the supersteps; ``_RunStorage`` turns each checkpoint it saves into one
 transaction (checkpoint, events since the last one, approvals, run progress) through
 ``services.checkpoint_commit``, which refuses to write once the lease is lost.
+
+A database that goes away under the worker (a restart, a failover, a cut connection) is not the
+workflow's failure: when a commit or the finish loses its connection, the attempt ends as a
+crashed worker's would, without a word to the run, which resumes from its latest committed
+checkpoint once its lease is free (the sweeper, or the task's retry). Marking it failed on a
+connection that came back a moment later would fail a healthy run.
 """
 
 from __future__ import annotations
@@ -11,10 +17,11 @@ import asyncio
 import dataclasses
 import logging
 import traceback
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
-from django.db import IntegrityError
+from django.db import IntegrityError, InterfaceError, OperationalError
 
 from dashboard import services
 from dashboard.checkpoints.storage import DjangoCheckpointStorage
@@ -27,6 +34,27 @@ from workflows.storage import encode, split_checkpoint
 __all__ = ["execute"]
 
 logger = logging.getLogger(__name__)
+
+# What psycopg raises, through Django, when the connection is gone or cannot be made.
+_CONNECTION_LOST = (OperationalError, InterfaceError)
+
+
+class _DatabaseLost(Exception):
+    """One of this worker's own writes lost the database: the attempt ends unfinished."""
+
+
+def _ours[**P, R](call: Callable[P, R]) -> Callable[P, Awaitable[R]]:
+    """``call`` in the worker's thread, with a lost connection told apart from the workflow's
+    errors (the engine passes a storage error through to the driver unchanged)."""
+    threaded = sync_to_async(call)
+
+    async def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await threaded(*args, **kwargs)
+        except _CONNECTION_LOST as exc:
+            raise _DatabaseLost(f"{call.__name__}: {exc}") from exc
+
+    return guarded
 
 
 def execute(run_id: str) -> None:
@@ -52,7 +80,7 @@ class _RunStorage(DjangoCheckpointStorage):
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
         piece = split_checkpoint(checkpoint, cache=self._cache)
         events = _drain(self._pending)
-        commit = sync_to_async(services.checkpoint_commit)
+        commit = _ours(services.checkpoint_commit)
         try:
             await commit(self._lease, checkpoint, piece, events)
         except IntegrityError:
@@ -91,6 +119,9 @@ async def _keep_lease(lease: services.Lease, driver: asyncio.Task[Any], every: f
         except services.LeaseLost:
             driver.cancel()
             return
+        except _CONNECTION_LOST:
+            # Try again next time; a lease that lapses meanwhile is fenced at the next commit.
+            logger.warning("run %s: could not renew the lease (database unreachable)", lease.run_id)
 
 
 def _run_error(exc: BaseException) -> services.RunError:
@@ -105,7 +136,7 @@ async def _drive(lease: services.Lease) -> None:
     from django.conf import settings
 
     pending: list[dict[str, Any]] = []
-    finish = sync_to_async(services.run_finish)
+    finish = _ours(services.run_finish)
     try:
         if await sync_to_async(services.attempt_version)(lease) is None:
             return  # parked: its version is gone and the deployed one cannot carry it
@@ -149,11 +180,16 @@ async def _drive(lease: services.Lease) -> None:
         await finish(lease, outcome=outcome, events=_drain(pending), output=output)
     except (services.LeaseLost, asyncio.CancelledError):
         logger.info("run %s: lease lost or run cancelled; this worker stops", lease.run_id)
+    except _DatabaseLost as exc:
+        logger.warning(
+            "run %s: the database was lost (%s); the run resumes from its latest checkpoint",
+            lease.run_id, exc,
+        )
     except Exception as exc:  # noqa: BLE001 - whatever the workflow raised fails the run, recorded
         try:
             await finish(lease, outcome=RunStatus.FAILED, events=_drain(pending), error=_run_error(exc))
-        except services.LeaseLost:
-            logger.info("run %s failed after its lease was lost", lease.run_id)
+        except (services.LeaseLost, _DatabaseLost):
+            logger.info("run %s failed, but its lease or the database was lost", lease.run_id)
     finally:
         keeper.cancel()
         await stream.aclose()

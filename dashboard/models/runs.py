@@ -68,6 +68,9 @@ class WorkflowRun(models.Model):
     graph_version = models.CharField(max_length=64, blank=True, default="", db_default="")
     # What changed and what the deployed version cannot carry, while it needs migration.
     migration_reason = models.TextField(blank=True, default="", db_default="")
+    # The OpenTelemetry trace the run's spans belong to (32 hex), from its first traced
+    # checkpoint; "" when untraced. A resume continues the same trace.
+    trace_id = models.CharField(max_length=32, blank=True, default="", db_default="")
     # The engine's lineage run_id: resuming keeps it, a fresh start gets a new one.
     engine_run_id = models.CharField(max_length=ENGINE_ID_LENGTH, blank=True, default="")
     created_by = models.ForeignKey(

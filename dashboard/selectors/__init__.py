@@ -63,6 +63,7 @@ from dashboard.selectors.runs import (
     run_get,
     run_list,
     run_list_full,
+    trace_url,
 )
 
 __all__ = [
@@ -106,6 +107,7 @@ __all__ = [
     "run_get",
     "run_list",
     "run_list_full",
+    "trace_url",
     "storage_by_status",
     "storage_by_workflow",
     "storage_growth",

@@ -6,6 +6,7 @@ import dataclasses
 import datetime as dt
 import uuid
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 
@@ -16,7 +17,7 @@ from dashboard.models import (
 from dashboard.selectors.paging import KeysetPage, keyset
 from dashboard.services.types import RunId
 
-__all__ = ["REPLAY_BATCH", "RUN_LIST_COLUMNS", "RunFilters", "run_children", "run_events_after", "run_events_page", "run_events_tail", "run_get", "run_list", "run_list_full"]
+__all__ = ["REPLAY_BATCH", "RUN_LIST_COLUMNS", "RunFilters", "run_children", "run_events_after", "run_events_page", "run_events_tail", "run_get", "run_list", "run_list_full", "trace_url"]
 
 
 REPLAY_BATCH = 500
@@ -137,3 +138,8 @@ def run_children(run_id: uuid.UUID) -> list[WorkflowRun]:
         .order_by("created_at")
     )
 
+
+def trace_url(trace_id: str) -> str | None:
+    """Where the tracing UI shows a run's trace (``SUPERSTEP_TRACE_URL``), None without one."""
+    template: str = settings.SUPERSTEP_TRACE_URL
+    return template.replace("{trace_id}", trace_id) if template and trace_id else None

@@ -33,6 +33,7 @@ from dashboard.services.errors import LeaseLost
 from dashboard.services.types import RunId
 from workflows import WorkflowCheckpoint
 from workflows.storage import SplitCheckpoint
+from workflows.tracing import TRACE_KEY, trace_id_of
 
 __all__ = [
     "ApprovalSpec",
@@ -165,9 +166,16 @@ def checkpoint_commit(
             run.latest_checkpoint = row
             run.current_superstep = checkpoint.iteration_count
             run.lost_workers = 0  # progress: earlier lost workers no longer count against it
+            output = _last_output(events)
+            if output is not None:
+                # With the superstep that yielded it: an attempt cut off before run_finish
+                # leaves the run its output, which the next one, resuming after it, never yields.
+                run.output = output
             run.lease_expires_at = now() + dt.timedelta(seconds=lease_seconds())
             if checkpoint.run_id != run.engine_run_id:
                 run.engine_run_id = checkpoint.run_id
+            if not run.trace_id:
+                run.trace_id = trace_id_of(checkpoint.metadata.get(TRACE_KEY)) or ""
             run.save()
             for spec in new_requests:
                 request, created = ApprovalRequest.objects.get_or_create(
@@ -188,6 +196,15 @@ def checkpoint_commit(
         record_events(run, [*events, marker])
         if new_requests:
             transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
+
+
+def _last_output(events: list[dict[str, Any]]) -> Any:
+    """The data of the last ``output`` event (in ``encode``'s form, as ``run_finish`` stores
+    it), or None."""
+    for event in reversed(events):
+        if event.get("type") == "output" and "data" in event:
+            return event["data"]
+    return None
 
 
 class ApprovalSpec(TypedDict):
