@@ -12,6 +12,14 @@ partials, led by the batch's last sequence number) and a "run-changed" signal wh
 actions may have changed; ``/ws/runs/`` a "runs-changed" signal at most once a second however
 many runs change, so the runs list reloads its table without a storm of requests;
 ``/ws/approvals/`` the nav badge and an "approvals-changed" signal.
+
+Every consumer joins its group again every ``REJOIN_SECONDS``. channels-redis keeps group
+membership in Redis alone: a Redis that restarts empty forgets every group, and a consumer whose
+receive loop did not happen to fail meanwhile keeps its socket open while no group message
+reaches it any more (deaf, with the page still showing "Live"). Re-joining bounds that; the run
+consumer then replays from the database what it may have missed, the approvals consumer resends
+a count that changed. A layer that refuses the re-join closes the socket (1011), and the client
+reconnects and replays.
 """
 
 from __future__ import annotations
@@ -38,6 +46,8 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404
 CLOSE_TOO_BIG = 1009
+CLOSE_LAYER_LOST = 1011
+REJOIN_SECONDS = 10.0
 # The runs list reloads its table at most this often (seconds), leading and trailing edge.
 RUNS_REFRESH_INTERVAL = 1.0
 
@@ -60,6 +70,7 @@ class _Authenticated(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         await self.opened()
+        self._rejoining = asyncio.ensure_future(self._keep_joined())
 
     async def allowed(self) -> bool:
         return True
@@ -67,7 +78,28 @@ class _Authenticated(AsyncJsonWebsocketConsumer):
     async def opened(self) -> None:
         return None
 
+    async def rejoined(self) -> None:
+        """After a re-join: catch up with what a forgotten membership may have missed."""
+
+    async def _keep_joined(self) -> None:
+        while True:
+            await asyncio.sleep(REJOIN_SECONDS)
+            try:
+                await self.channel_layer.group_add(self.group, self.channel_name)
+                # Through the consumer's own channel, so the catch-up runs in turn with the
+                # group messages instead of racing them.
+                await self.channel_layer.send(self.channel_name, {"type": "live.rejoined"})
+            except Exception:  # noqa: BLE001 - whatever the layer raised, the client must reconnect
+                await self.close(code=CLOSE_LAYER_LOST)
+                return
+
+    async def live_rejoined(self, message: dict[str, Any]) -> None:
+        await self.rejoined()
+
     async def disconnect(self, code: int) -> None:
+        rejoining = getattr(self, "_rejoining", None)
+        if rejoining is not None:
+            rejoining.cancel()
         if self.group:
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
@@ -91,6 +123,9 @@ class RunConsumer(_Authenticated):
         return run is not None
 
     async def opened(self) -> None:
+        await self._catch_up()
+
+    async def rejoined(self) -> None:
         await self._catch_up()
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
@@ -178,19 +213,25 @@ class ApprovalsConsumer(_Authenticated):
 
     async def allowed(self) -> bool:
         self.html = _view(self.scope) == "html"
+        self._pending: int | None = None  # the count this socket was last sent
         return True
 
     async def opened(self) -> None:
         # Also after a reconnect: whatever changed while the socket was down shows now.
         await self.approvals_changed({})
 
+    async def rejoined(self) -> None:
+        count = await database_sync_to_async(selectors.pending_approval_count)()
+        if count != self._pending:
+            await self.approvals_changed({})
+
     async def approvals_changed(self, message: dict[str, Any]) -> None:
+        self._pending = await database_sync_to_async(selectors.pending_approval_count)()
         if self.html:
             html = await database_sync_to_async(live_fragments.approvals_update)()
             await self.send(text_data=html)
             return
-        count = await database_sync_to_async(selectors.pending_approval_count)()
-        await self.send_json({"type": "approvals_changed", "pending": count})
+        await self.send_json({"type": "approvals_changed", "pending": self._pending})
 
 
 def _may_view(user: Any, path: str) -> bool:

@@ -4,6 +4,9 @@ Run with the environment of the processes under test (``DATABASE_URL``, ``REDIS_
 ``DJANGO_SETTINGS_MODULE=dashboard.config.settings``; prints one JSON value on its last line::
 
     python integration_driver.py user NAME ROLE...        # -> an API token for a new user
+    python integration_driver.py person NAME PASSWORD ROLE...
+        # -> an API token for a new user who can also sign in through the login page
+    python integration_driver.py session NAME             # -> a signed-in session id for NAME
     python integration_driver.py sweep                    # -> run ids enqueued again
     python integration_driver.py decide REQUEST_ID N TOKEN
         # -> N HTTP status codes: N threads, each with its own database connection, POST the
@@ -31,6 +34,25 @@ def user(name: str, *roles: str) -> str:
     account = get_user_model().objects.create_user(name)
     account.groups.add(*Group.objects.filter(name__in=roles))
     return create_token(account, "integration")
+
+
+def person(name: str, password: str, *roles: str) -> str:
+    from django.contrib.auth import get_user_model
+
+    token = user(name, *roles)
+    account = get_user_model().objects.get(username=name)
+    account.set_password(password)
+    account.save()
+    return token
+
+
+def session(name: str) -> str:
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    client = Client()
+    client.force_login(get_user_model().objects.get(username=name))
+    return str(client.cookies["sessionid"].value)
 
 
 def sweep() -> list[str]:
@@ -69,7 +91,9 @@ def decide(request_id: str, count: str, token: str) -> list[int]:
     return sorted(statuses)
 
 
-COMMANDS: dict[str, Any] = {"user": user, "sweep": sweep, "decide": decide}
+COMMANDS: dict[str, Any] = {
+    "user": user, "person": person, "session": session, "sweep": sweep, "decide": decide,
+}
 
 if __name__ == "__main__":
     django.setup()

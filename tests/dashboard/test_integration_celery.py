@@ -8,167 +8,22 @@ fresh PostgreSQL database, a real Daphne serving the JSON API, and SIGKILL.
 * fifty concurrent approvals of one request: one decision (one 200, 49 x 409), one resume;
 * a worker whose database connections were cut (PostgreSQL restarted) runs the next run.
 
-Every process is started in its own session and killed in fixture teardown, whatever happens.
-The test process reads the database with psycopg and acts through HTTP or
-``integration_driver.py`` (a child process with the production settings).
+The deployment (tests/dashboard/stack.py) starts every process in its own session and kills it
+in fixture teardown, whatever happens. The test process reads the database with psycopg and acts
+through HTTP or ``integration_driver.py`` (a child process with the production settings).
 """
 
 from __future__ import annotations
 
-import itertools
-import json
-import os
-import secrets
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
 
-import psycopg
 import pytest
-from psycopg.rows import dict_row
 
-from dashboard.config.settings import BASE_DIR
+from tests.dashboard.stack import Stack, deployed, lineage_is_unbroken, production_env, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
-HERE = Path(__file__).parent
 LEASE_SECONDS = 3
-WAIT = 60.0
-
-
-# ------------------------------------------------------------------------------ processes
-
-
-class Stack:
-    """The environment and the processes of one production-mode deployment."""
-
-    def __init__(self, env: dict[str, str], db_url: str, logs: Path) -> None:
-        self.env = env
-        self.db_url = db_url
-        self.logs = logs
-        self.processes: dict[str, subprocess.Popen[bytes]] = {}
-        self.base_url = ""
-
-    def start(self, name: str, *command: str) -> subprocess.Popen[bytes]:
-        with (self.logs / f"{name}.log").open("ab") as log:
-            process = subprocess.Popen(
-                command, cwd=BASE_DIR, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own process group: teardown kills all of it
-            )
-        self.processes[name] = process
-        return process
-
-    def worker(self, name: str) -> subprocess.Popen[bytes]:
-        return self.start(
-            name, sys.executable, "-m", "celery", "-A", "dashboard", "worker", "--pool", "solo",
-            "--loglevel", "INFO", "--without-mingle", "--without-gossip", "--hostname", f"{name}@%h",
-        )
-
-    def daphne(self) -> None:
-        port = _free_port()
-        self.start("daphne", sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                   "dashboard.config.asgi:application")
-        self.base_url = f"http://127.0.0.1:{port}"
-        wait_for(lambda: _answers(self.base_url), "daphne to answer", self.log)
-
-    def kill(self, name: str) -> None:
-        process = self.processes.pop(name)
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(10)
-
-    def stop_all(self) -> None:
-        for name in list(self.processes):
-            self.kill(name)
-
-    def driver(self, *arguments: str) -> Any:
-        result = subprocess.run(
-            [sys.executable, str(HERE / "integration_driver.py"), *arguments],
-            cwd=BASE_DIR, env=self.env, capture_output=True, text=True, timeout=120, check=False,
-        )
-        assert result.returncode == 0, result.stderr[-3000:]
-        return json.loads(result.stdout.strip().splitlines()[-1])
-
-    def log(self) -> str:
-        return "\n".join(
-            f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}"
-            for path in sorted(self.logs.glob("*.log"))
-        )
-
-    # -------------------------------------------------------------------------- database
-
-    def query(self, sql: str, *params: Any) -> list[dict[str, Any]]:
-        with psycopg.connect(self.db_url, autocommit=True, row_factory=dict_row) as connection:
-            return connection.execute(sql, params).fetchall()
-
-    def run(self, run_id: str) -> dict[str, Any]:
-        (row,) = self.query("SELECT * FROM dashboard_workflowrun WHERE id = %s", run_id)
-        return row
-
-    def wait_for_run(self, run_id: str, *statuses: str) -> dict[str, Any]:
-        wait_for(lambda: self.run(run_id)["status"] in statuses, f"run {run_id} {statuses}", self.log)
-        return self.run(run_id)
-
-    def checkpoints(self, run_id: str) -> list[dict[str, Any]]:
-        return self.query(
-            "SELECT checkpoint_id, previous_checkpoint_id, superstep, engine_run_id,"
-            " document->'metadata'->>'kind' AS kind FROM dashboard_checkpoint"
-            " WHERE run_id = %s ORDER BY created_at, checkpoint_id", run_id,
-        )
-
-    def event_seqs(self, run_id: str) -> list[int]:
-        rows = self.query("SELECT seq FROM dashboard_runevent WHERE run_id = %s ORDER BY seq", run_id)
-        return [row["seq"] for row in rows]
-
-    # ------------------------------------------------------------------------------- HTTP
-
-    def api(self, method: str, path: str, token: str, body: Any = None) -> tuple[int, Any]:
-        request = urllib.request.Request(
-            self.base_url + path, method=method,
-            data=None if body is None else json.dumps(body).encode(),
-            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return response.status, json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or b"null")
-
-    def start_run(self, token: str, workflow: str, input: dict[str, Any]) -> str:
-        status, body = self.api("POST", "/api/runs/", token, {"workflow": workflow, "input": input})
-        assert status == 201, body
-        return str(body["id"])
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _answers(base_url: str) -> bool:
-    try:
-        urllib.request.urlopen(base_url + "/api/workflows/", timeout=2)
-    except urllib.error.HTTPError:
-        return True  # 401: it answers
-    except OSError:
-        return False
-    return True
-
-
-def wait_for(condition: Callable[[], bool], what: str, log: Callable[[], str], timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}\n{log()}")
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")
@@ -177,47 +32,21 @@ def stack(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Stack]:
     """A migrated database, Daphne, and two workers (``w1``, ``w2``)."""
-    env = subprocess_env(
-        DEBUG="0",
-        SECRET_KEY=secrets.token_urlsafe(50),
-        DATABASE_URL=postgres_db_url,
-        REDIS_URL=redis_url,
-        ALLOWED_HOSTS="127.0.0.1,localhost",
-        SECURE_SSL_REDIRECT="0",
+    env = production_env(
+        subprocess_env, database_url=postgres_db_url, redis_url=redis_url,
         SUPERSTEP_LEASE_SECONDS=str(LEASE_SECONDS),
         SUPERSTEP_BACKGROUND_SERVICES="0",  # the test sweeps when it means to
-        SUPERSTEP_DEMO="1",  # the demo workflows, in production mode
-        DATABASE_CONN_MAX_AGE="60",  # persistent connections, as a tuned deployment runs
-        PYTHONPATH=str(HERE),
     )
-    deployment = Stack(env, postgres_db_url, tmp_path_factory.mktemp("integration"))
-    migrate = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput"],
-        cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )
-    assert migrate.returncode == 0, migrate.stderr[-3000:]
-    try:
+    with deployed(env, postgres_db_url, tmp_path_factory.mktemp("integration")) as deployment:
         deployment.daphne()
         deployment.worker("w1")
         deployment.worker("w2")
         yield deployment
-    finally:
-        deployment.stop_all()
 
 
 @pytest.fixture(scope="module")
 def operator_token(stack: Stack) -> str:
     return str(stack.driver("user", "olga", "Operator", "Approver"))
-
-
-def lineage_is_unbroken(checkpoints: list[dict[str, Any]]) -> None:
-    """One chain: each checkpoint follows the one before it, supersteps contiguous, none twice."""
-    assert checkpoints[0]["previous_checkpoint_id"] is None
-    for before, after in itertools.pairwise(checkpoints):
-        assert after["previous_checkpoint_id"] == before["checkpoint_id"], (before, after)
-    steps = [c["superstep"] for c in checkpoints if c["kind"] in ("entry", "superstep")]
-    assert steps == list(range(len(steps))), steps
-    assert len({c["engine_run_id"] for c in checkpoints}) == 1
 
 
 # ------------------------------------------------------------------------------ the scenarios
