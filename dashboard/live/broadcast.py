@@ -28,6 +28,7 @@ __all__ = [
     "broadcast_approvals_changed",
     "broadcast_run_changed",
     "broadcast_run_events",
+    "broadcast_runs_progress",
     "event_payload",
     "remember_server_loop",
     "run_group",
@@ -92,6 +93,12 @@ def broadcast_run_events(run_id: Any, events: list[dict[str, Any]]) -> None:
 def broadcast_run_changed(run_id: Any) -> None:
     _send(RUNS_GROUP, {"type": "runs.changed", "run_id": str(run_id)})
     _send(run_group(run_id), {"type": "run.changed", "run_id": str(run_id)})
+
+
+def broadcast_runs_progress(run_id: Any) -> None:
+    """The run moved on without changing status (a superstep committed): the runs list's rows
+    (superstep, duration) change; its consumer reloads a page at most once a second."""
+    _send(RUNS_GROUP, {"type": "runs.changed", "run_id": str(run_id)})
 
 
 def broadcast_approvals_changed() -> None:

@@ -122,7 +122,8 @@ def approval_decide(
     """Record a vote (or the one decision) on a request and, once it is decided, send the run on.
 
     A rejection decides at once; an approval decides when ``required_approvals`` distinct users
-    have approved. ``user`` None is the system (a deadline's default outcome). ``override``:
+    have approved. ``user`` must be a person: the system decides only through a deadline's
+    default outcome (``approvals_sweep``). ``override``:
     an administrator decides although a rule (no self-approval, an assignment) refuses them;
     it needs a ``reason`` and is recorded in the audit log and the run's event log.
 
@@ -138,6 +139,13 @@ def approval_decide(
             without a reason, or by the system.
     """
     action = "approve" if approved else "reject"
+    if user is None:
+        # A system decision must say which deadline it applies (default_applied), or the
+        # database refuses the row; there is no other way for the system to decide.
+        raise InvalidInput(
+            "a request is decided by a person; the system only applies a deadline's default outcome",
+            errors={"user": "required"},
+        )
     who = authz.require(user, action, target=f"request {request_id}")
     validation.require_storable(reason, field="reason")
     validation.require_storable(response, field="response")

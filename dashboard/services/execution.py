@@ -194,6 +194,9 @@ def checkpoint_commit(
             len(checkpoint.pending_request_info_events),
         )
         record_events(run, [*events, marker])
+        transaction.on_commit(
+            functools.partial(broadcast.broadcast_runs_progress, run.pk), robust=True
+        )
         if new_requests:
             transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
 

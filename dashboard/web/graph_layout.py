@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from dashboard.web.graph_geometry import MAX_LABEL_CHARS, place
 
 # Executor states the stylesheet colours (``.node.state-<name>``); anything else shows as idle.
-NODE_STATES: tuple[str, ...] = ("idle", "running", "waiting", "done", "failed")
+# "cancelled": the run was cancelled while this executor was at work or waiting for a person.
+NODE_STATES: tuple[str, ...] = ("idle", "running", "waiting", "done", "failed", "cancelled")
 # What a node is drawn as (its ``data-kind`` attribute): a plain executor, or a whole workflow used as
 # one executor (MAF's ``WorkflowExecutor``), which opens onto its inner graph.
 NODE_KINDS: tuple[str, ...] = ("executor", "subworkflow")

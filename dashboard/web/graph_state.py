@@ -8,7 +8,10 @@ picture afresh; a retry clears failures.
 A worker records an attempt's engine events when it commits the superstep's checkpoint, so
 while a superstep runs its "invoked" events are not in the database yet. What runs *now* is
 known anyway: the executors the latest checkpoint's in-flight messages are addressed to
-(``next_executors``), which is what the page shows as running while the run is running.
+(``next_executors``), which is what the page shows as running while the run is running, and
+as cancelled once the run was cancelled (a cancel discards the superstep under way: those
+executors did not finish it, whatever they did in earlier ones); so is one that was waiting
+for a person when the run was cancelled.
 """
 
 from __future__ import annotations
@@ -135,11 +138,17 @@ def run_states(
         unseen = [name for name in executors if name not in states]
         for name in selectors.executors_completed(run.pk, unseen):
             states[name] = "done"
-    if run.status == RunStatus.RUNNING and run.latest_checkpoint_id:
-        checkpoint = run.latest_checkpoint
-        if checkpoint is not None:
-            for name in next_executors(selectors.checkpoint_document(checkpoint), edges):
-                states[name] = "running"
+    if run.status not in (RunStatus.RUNNING, RunStatus.CANCELLED):
+        return states
+    if run.status == RunStatus.CANCELLED:
+        for name, state in list(states.items()):
+            if state in ("running", "waiting"):
+                states[name] = "cancelled"
+    checkpoint = run.latest_checkpoint if run.latest_checkpoint_id else None
+    if checkpoint is not None:
+        at_work = "running" if run.status == RunStatus.RUNNING else "cancelled"
+        for name in next_executors(selectors.checkpoint_document(checkpoint), edges):
+            states[name] = at_work
     return states
 
 

@@ -12,14 +12,22 @@ from typing import Any
 
 from dashboard import selectors
 from dashboard.execution import registry
-from dashboard.models import TERMINAL_RUN_STATUSES, RunEvent, RunStatus, WorkflowRun
-from dashboard.web import graph_state, subworkflows
+from dashboard.models import (
+    TERMINAL_RUN_STATUSES,
+    ApprovalRequest,
+    ApprovalStatus,
+    RunEvent,
+    RunStatus,
+    WorkflowRun,
+)
+from dashboard.web import durations, graph_state, subworkflows
 from dashboard.web.display import readable
 from dashboard.web.events import event_views
 from dashboard.web.timeline import build_timeline
 
 __all__ = [
     "LOG_LIMIT",
+    "decisions",
     "intermediate_outputs",
     "page_context",
     "summary_context",
@@ -28,6 +36,7 @@ __all__ = [
 
 LOG_LIMIT = 200
 INTERMEDIATE_LIMIT = 50
+DECISIONS_LIMIT = 5
 TEMPLATE = "dashboard/run_detail.html"
 
 
@@ -62,8 +71,23 @@ def intermediate_outputs(run: WorkflowRun) -> list[dict[str, Any]]:
     return found
 
 
+def decisions(run: WorkflowRun) -> list[ApprovalRequest]:
+    """The requests decided on the run's current branch, latest first: who let it go on, and
+    why, in the words the inbox uses."""
+    return list(
+        ApprovalRequest.objects.filter(
+            run_id=run.pk,
+            engine_run_id=run.engine_run_id,
+            status__in=[ApprovalStatus.APPROVED, ApprovalStatus.REJECTED],
+        )
+        .select_related("decided_by")
+        .order_by("-decided_at", "-pk")[:DECISIONS_LIMIT]
+    )
+
+
 def summary_context(run: WorkflowRun) -> dict[str, Any]:
-    """Header, details card, outcome (output, error, what it waits on) and the actions."""
+    """Header, details card, outcome (output, error, what it waits on, the decisions that let
+    it go on) and the actions."""
     pending = selectors.pending_approvals_by_run([run.pk]).get(run.pk, [])
     parent = selectors.run_get(run.parent_run_id) if run.parent_run_id else None
     origin_superstep = selectors.checkpoint_superstep(run.origin_checkpoint_id)
@@ -76,6 +100,11 @@ def summary_context(run: WorkflowRun) -> dict[str, Any]:
         "origin_superstep": origin_superstep,
         "output": readable(run.output) if run.output is not None else None,
         "intermediate_outputs": intermediate_outputs(run),
+        "decisions": decisions(run),
+        # What the actions depend on; the header carries it too, and when the two differ the
+        # actions are stale and reload (static/js/live.js), whichever signal went missing.
+        "actions_key": f"{run.status}:{int(run.latest_checkpoint_id is not None)}",
+        "duration": durations.run_duration(run),
         "can_cancel": run.status not in TERMINAL_RUN_STATUSES,
         "can_retry": run.status == RunStatus.FAILED,
         "retry_from": latest.superstep if latest is not None else None,

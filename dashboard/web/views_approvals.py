@@ -16,6 +16,7 @@ from dashboard.execution import registry
 from dashboard.models import ApprovalRequest, ApprovalStatus
 from dashboard.services.types import Actor
 from dashboard.web.access import HtmxHttpRequest, allowed_actions, htmx_target, page_view
+from dashboard.web.conflicts import approval_conflict
 from dashboard.web.display import readable, short_type_name
 from dashboard.web.forms import (
     ApprovalFilterForm,
@@ -183,11 +184,18 @@ def approval_inbox(request: HtmxHttpRequest) -> HttpResponse:
 
 @page_view("GET")
 def approval_status(request: HttpRequest, request_id: str) -> HttpResponse:
-    """The selected request's status line, redrawn live (someone else may decide it)."""
+    """The selected request's status line, redrawn live (someone else may decide it). When the
+    panel still shows a form (``?shown=pending``) for a request decided meanwhile, the decision
+    comes too, out of band, in the form's place."""
     approval = selectors.approval_get(request_id)
     if approval is None:
         raise Http404("No such request.")
-    return render(request, f"{INBOX}#status", {"approval": approval})
+    context: dict[str, Any] = {"approval": approval}
+    decided = approval.status != ApprovalStatus.PENDING
+    if decided and request.GET.get("shown") == ApprovalStatus.PENDING:
+        context.update(panel_context(approval, user=request.user))
+        context.update(decision_oob=True, may=allowed_actions(request.user))
+    return render(request, f"{INBOX}#status", context)
 
 
 def _outcome_text(approval: ApprovalRequest) -> str:
@@ -229,6 +237,10 @@ def approval_decide(request: HtmxHttpRequest, request_id: str) -> HttpResponse:
             if response is not None:
                 apply_errors(response, {k: v for k, v in exc.errors.items() if k not in own})
             status, error = (422 if exc.status == 400 else exc.status), exc.message
+            if isinstance(exc, services.Conflict):
+                error = approval_conflict(
+                    selectors.approval_get(request_id), user=request.user, fallback=exc.message
+                )
         else:
             outcome = _outcome_text(decided)
             if not request.htmx:
@@ -263,11 +275,15 @@ def approval_claim(request: HttpRequest, request_id: str) -> HttpResponse:
     try:
         services.approval_claim(approval.request_id, user=request.user, release=release)
     except services.ServiceError as exc:
+        fresh = selectors.approval_get(request_id)
+        error = exc.message
+        if isinstance(exc, services.Conflict):
+            error = approval_conflict(
+                fresh, user=request.user, fallback=exc.message, release=release
+            )
         context = {
             **_inbox_context(request),
-            **panel_context(
-                selectors.approval_get(request_id), user=request.user, error=exc.message
-            ),
+            **panel_context(fresh, user=request.user, error=error),
         }
         context["selected_id"] = approval.request_id
         return render(request, INBOX, context, status=exc.status)

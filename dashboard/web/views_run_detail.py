@@ -8,16 +8,19 @@ from typing import Any
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 
 from dashboard import selectors, services
 from dashboard.models import WorkflowRun
 from dashboard.services.types import Actor
-from dashboard.web import previews, run_page, subworkflows, version_panel
-from dashboard.web.access import allowed_actions, page_view
+from dashboard.web import conflicts, previews, run_page, subworkflows, version_panel
+from dashboard.web.access import HtmxHttpRequest, allowed_actions, page_view
 from dashboard.web.events import event_views
 
 TEMPLATE = "dashboard/run_detail.html"
 EVENTS_PAGE = 500
+# What an action's answer redraws besides the actions (live_fragments redraws the same).
+ANSWER_PARTIALS = ("header", "outcome", "details")
 
 
 def _run_or_404(run_id: uuid.UUID) -> WorkflowRun:
@@ -108,25 +111,49 @@ def run_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     return render(request, "dashboard/run_events.html", context)
 
 
-def _act(request: HttpRequest, run_id: uuid.UUID, action: str) -> HttpResponse:
+def _act(request: HtmxHttpRequest, run_id: uuid.UUID, action: str) -> HttpResponse:
+    """Cancel or retry. With htmx the page stays: the answer is the actions again, the header
+    as it is now and a toast, also when the action came too late (someone else acted first)."""
     run = _run_or_404(run_id)
     try:
         if action == "cancel":
             services.run_cancel(run.pk, user=request.user)
-            messages.success(request, f"Run {str(run.pk)[:8]} was cancelled.")
+            done = f"Run {str(run.pk)[:8]} was cancelled."
         else:
             services.run_retry(run.pk, user=request.user)
-            messages.success(request, f"Run {str(run.pk)[:8]} is queued again.")
+            done = f"Run {str(run.pk)[:8]} is queued again."
     except services.ServiceError as exc:
-        return render_detail(request, _run_or_404(run_id), status=exc.status, error=exc.message)
+        fresh = _run_or_404(run_id)
+        text = exc.message
+        if isinstance(exc, services.Conflict):
+            text = conflicts.run_conflict(fresh, action, user=request.user, fallback=exc.message)
+        if request.htmx:
+            return _answer(request, fresh, text, "error", status=exc.status)
+        return render_detail(request, fresh, status=exc.status, error=text)
+    if request.htmx:
+        return _answer(request, _run_or_404(run_id), done, "success")
+    messages.success(request, done)
     return redirect("dashboard:run_detail", run_id=run.pk)
 
 
+def _answer(
+    request: HttpRequest, run: WorkflowRun, text: str, level: str, *, status: int = 200
+) -> HttpResponse:
+    """The actions partial (the request's target), then out of band the header, outcome and
+    details as they are now (the page's socket may be down) and the toast."""
+    context = actions_context(run, request.user)
+    parts = [render_to_string(f"{TEMPLATE}#actions", context, request=request)]
+    shown = {**context, "oob": True}
+    parts += [render_to_string(f"{TEMPLATE}#{name}", shown) for name in ANSWER_PARTIALS]
+    parts.append(render_to_string("base.html#toast_oob", {"text": text, "level": level}))
+    return HttpResponse("".join(parts), status=status)
+
+
 @page_view("POST")
-def run_cancel(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+def run_cancel(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     return _act(request, run_id, "cancel")
 
 
 @page_view("POST")
-def run_retry(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+def run_retry(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     return _act(request, run_id, "retry")

@@ -14,6 +14,7 @@ from dashboard import selectors, services
 from dashboard.execution import registry
 from dashboard.models import RunStatus
 from dashboard.web.access import HtmxHttpRequest, allowed_actions, htmx_target, page_view
+from dashboard.web.durations import run_durations
 from dashboard.web.forms import (
     RunFilterForm,
     SchemaFieldsForm,
@@ -51,7 +52,8 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
     waiting = selectors.pending_approvals_by_run(
         [run.pk for run in page.rows if run.status == RunStatus.WAITING]
     )
-    rows = [(run, waiting.get(run.pk, [])) for run in page.rows]
+    spans = run_durations(page.rows)
+    rows = [(run, waiting.get(run.pk, []), spans[run.pk]) for run in page.rows]
     labels = ("Newer", "Older") if newest_first else ("Older", "Newer")
     context: dict[str, Any] = {
         "form": form,

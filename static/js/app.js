@@ -16,7 +16,8 @@
  *   [data-json-expand|collapse=id]   expand-all / collapse-all for that tree
  *   textarea[data-json-validate]     JSON syntax check as you type
  *   button[data-json-format=id]      pretty-print that textarea
- *   [data-dismiss]                   close the enclosing toast
+ *   [data-dismiss]                   close the enclosing toast (others leave by themselves)
+ *   a[href="#id"]                    also opens the closed <details> in that section
  */
 (function () {
   "use strict";
@@ -81,7 +82,12 @@
   // ---------------------------------------------------------------------------------------------
   // Toasts
   // ---------------------------------------------------------------------------------------------
+  // Every toast, however it arrived (the page's flash messages, toast() below, or an htmx answer
+  // swapped into #toasts), leaves by itself after a few seconds, so none sits on the cards for
+  // good; not while the pointer or the focus is on it. Errors stay until dismissed: an operator
+  // who looked away must still see them.
   var TOAST_LIFETIME_MS = 6000;
+  var toastTimers = new WeakMap();
 
   function toast(text, level) {
     var region = document.getElementById("toasts");
@@ -95,9 +101,40 @@
     close.setAttribute("aria-label", "Dismiss");
     box.appendChild(close);
     region.appendChild(box);
-    // Errors stay until dismissed: an operator who looked away must still see them.
-    if (level !== "error") setTimeout(function () { box.remove(); }, TOAST_LIFETIME_MS);
   }
+
+  function scheduleToast(box) {
+    if (!box.classList || !box.classList.contains("toast") || box.classList.contains("toast-error")) return;
+    clearTimeout(toastTimers.get(box));
+    toastTimers.set(box, setTimeout(function () { box.remove(); }, TOAST_LIFETIME_MS));
+  }
+
+  function holdToast(event) {
+    var box = event.target.closest && event.target.closest(".toast");
+    if (box) clearTimeout(toastTimers.get(box));
+  }
+
+  function releaseToast(event) {
+    var box = event.target.closest && event.target.closest(".toast");
+    if (box && !box.contains(event.relatedTarget)) scheduleToast(box);
+  }
+
+  function watchToasts() {
+    var region = document.getElementById("toasts");
+    if (!region || region.hasAttribute("data-watched")) return;
+    region.setAttribute("data-watched", "");
+    Array.prototype.forEach.call(region.children, scheduleToast);
+    new MutationObserver(function (changes) {
+      changes.forEach(function (change) { Array.prototype.forEach.call(change.addedNodes, scheduleToast); });
+    }).observe(region, { childList: true });
+    region.addEventListener("mouseover", holdToast);
+    region.addEventListener("focusin", holdToast);
+    region.addEventListener("mouseout", releaseToast);
+    region.addEventListener("focusout", releaseToast);
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watchToasts);
+  else watchToasts();
 
   document.addEventListener("click", function (event) {
     var dismiss = event.target.closest("[data-dismiss]");
@@ -106,6 +143,33 @@
       if (box) box.remove();
     }
   });
+
+  // ---------------------------------------------------------------------------------------------
+  // In-page links to a folded section
+  // ---------------------------------------------------------------------------------------------
+  // A link such as "Fork…" (href="#fork") means "show me that": scrolling to a section whose
+  // content is folded in a closed <details> would show only its summary.
+  function unfold(hash) {
+    if (!hash || hash.length < 2) return;
+    var section = null;
+    try { section = document.getElementById(decodeURIComponent(hash.slice(1))); } catch (error) { return; }
+    if (!section || section.tagName === "MAIN") return; // "Skip to content" only moves focus
+    // Only a section folded as a whole: one <details>, not, say, a list of collapsed items.
+    var inside = section.querySelectorAll("details");
+    var folded = section instanceof HTMLDetailsElement ? section : inside.length === 1 ? inside[0] : null;
+    if (!folded || folded.open) return;
+    folded.open = true;
+    var summary = folded.querySelector("summary");
+    if (summary) summary.focus({ preventScroll: true });
+  }
+
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest('a[href^="#"]');
+    if (link) unfold(link.getAttribute("href"));
+  });
+  window.addEventListener("hashchange", function () { unfold(window.location.hash); });
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", function () { unfold(window.location.hash); });
+  else unfold(window.location.hash);
 
   // The account menu is a <details>; close it on an outside click or Escape like a real menu.
   document.addEventListener("click", function (event) {

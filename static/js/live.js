@@ -9,7 +9,23 @@
  *   - repeats: a message led by an element with data-seq="N", N <= data-last-seq, is dropped;
  *   - reconnecting after the closes the extension leaves alone (a server going away), and
  *     never after a refusal (signed out, access revoked, no such run);
- *   - the "Live" indicator, "Live" only while every socket of the page is open.
+ *   - the "Live" indicator, "Live" only while every socket of the page is open;
+ *   - live regions ([data-live-region] with an id): parts of a page that reload through their own
+ *     view on a signal (base.html's live_signal), and also on "live-refresh", sent from here:
+ *       . a signal that comes while the region's last reload is still out is queued by htmx on
+ *         the element that asked, which that reload then replaces: the queued reload would never
+ *         go, and the region would show the state of the first signal for good (a run's header
+ *         offering Cancel after it completed). It is remembered, and asked for once the new
+ *         region is in;
+ *       . a reload that would swap a region while one of its <dialog>s is open waits for the
+ *         dialog to close, so a confirmation is not pulled from under the operator: if they
+ *         confirm, the action's own answer redraws the region (saying so when it came too late);
+ *         if not, the region asks again;
+ *       . a region can follow a key that an element the socket redraws carries
+ *         (data-live-key on both, data-live-key-for="<region id>" on that element): when the
+ *         element comes in with a key other than the region's, the region is stale whatever
+ *         signal went missing (one sent before the socket was open is never replayed), and it
+ *         reloads.
  */
 (function () {
   "use strict";
@@ -72,6 +88,80 @@
     var reconnect = event.detail.socketWrapper.reconnect;
     setTimeout(function () { if (elt.isConnected) reconnect(); }, Math.random() * RECONNECT_MAX_MS);
   });
+
+  var inflight = {};
+  var missed = {};
+  var held = {};
+
+  function liveRegion(elt) {
+    return elt && elt.id && elt.hasAttribute && elt.hasAttribute("data-live-region") ? elt : null;
+  }
+
+  function openDialogIn(id) {
+    var region = document.getElementById(id);
+    return !!(region && region.querySelector("dialog[open]"));
+  }
+
+  function refresh(id) {
+    var region = document.getElementById(id);
+    if (region) htmx.trigger(region, "live-refresh");
+  }
+
+  function settled(id) {
+    inflight[id] = false;
+    if (!missed[id]) return;
+    missed[id] = false;
+    if (openDialogIn(id)) held[id] = true;
+    else refresh(id);
+  }
+
+  function followKey(source) {
+    var id = source.getAttribute && source.getAttribute("data-live-key-for");
+    var region = id ? liveRegion(document.getElementById(id)) : null;
+    if (!region || region.getAttribute("data-live-key") === source.getAttribute("data-live-key")) return;
+    if (inflight[id]) missed[id] = true;
+    else if (openDialogIn(id)) held[id] = true;
+    else refresh(id);
+  }
+
+  // htmx:confirm comes for every trigger, before htmx decides to queue it.
+  document.addEventListener("htmx:confirm", function (event) {
+    var region = liveRegion(event.target);
+    if (region && inflight[region.id]) missed[region.id] = true;
+  });
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var region = liveRegion(event.target);
+    if (region) inflight[region.id] = true;
+  });
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var region = liveRegion(event.detail.target);
+    var config = event.detail.requestConfig;
+    if (!region || !config || config.verb !== "get" || !region.querySelector("dialog[open]")) return;
+    event.detail.shouldSwap = false;
+    held[region.id] = true;
+  });
+  // After a swap the element that asked is gone and its own events reach nobody; the new
+  // region's htmx:load says it is in. Without a swap (held, or a failed reload), the old one says.
+  document.addEventListener("htmx:load", function (event) {
+    followKey(event.target);
+    var region = liveRegion(event.target);
+    if (!region) return;
+    held[region.id] = false;
+    settled(region.id);
+  });
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var region = liveRegion(event.target);
+    if (region && region.isConnected) settled(region.id);
+  });
+  // "close" does not bubble; its capture phase still passes the document.
+  document.addEventListener("close", function (event) {
+    var dialog = event.target;
+    if (!(dialog instanceof HTMLDialogElement)) return;
+    var region = dialog.parentElement && dialog.parentElement.closest("[data-live-region]");
+    if (!region || !held[region.id]) return;
+    held[region.id] = false;
+    if (dialog.returnValue !== "confirm") refresh(region.id);
+  }, true);
 
   function setState(socketElt, state) {
     socketElt.setAttribute("data-live", state);

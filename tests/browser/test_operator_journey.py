@@ -168,17 +168,17 @@ def test_a_second_approver_is_told_the_request_was_already_decided(
     first.goto(str(request_link))
     assert run_id[:8] in second.inner_text("#approval-panel")
 
+    second.fill("#id_reason", "I looked at it too")
     first.click("#approval-panel button[value=approve]")
     first.wait_for_selector("#approval-panel .decided-summary")
-    second.fill("#id_reason", "I looked at it too")
-    second.click("#approval-panel button[value=reject]")
-    second.wait_for_selector("#decide-error")
-    message = second.inner_text("#decide-error")
-    assert re.search(r"already approved by ops at \d{4}-\d\d-\d\dT", message), message
+    # The second approver's open form gives way to the decision by itself, before they click;
+    # a click that still loses the race is told in a sentence (tests/browser/test_live_truth.py).
+    second.wait_for_selector("#approval-panel .decided-summary")
+    assert "Approved by ops" in second.inner_text("#approval-panel .decided-summary")
+    assert second.locator("#approval-panel button[value=reject]").count() == 0
     assert "Approved" in second.inner_text("#approval-status")
     # The list updated live: the decided request left the inbox of the second approver.
     second.wait_for_function(
         f"() => !document.querySelector('#approval-list').textContent.includes('{run_id[:8]}')"
     )
-    # The 409 answer itself is the only thing Chromium may log.
-    assert problems.all(allow=("status of 409 (Conflict)",)) == []
+    assert problems.all() == []

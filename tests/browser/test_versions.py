@@ -41,7 +41,7 @@ def start_spend(page: Any, amount: int) -> str:
     page.fill("#id_input-amount", str(amount))
     page.click("form .card-footer button[type=submit]")
     page.wait_for_url(re.compile(r"/runs/[0-9a-f-]{36}/$"))
-    page.wait_for_selector("#run-header .pill.status-waiting", timeout=30_000)
+    page.wait_for_selector("#run-header .pill.status-waiting", timeout=60_000)
     return page.url.rstrip("/").rsplit("/", 1)[-1]
 
 
@@ -79,7 +79,7 @@ def test_a_second_version_runs_beside_the_first_and_a_waiting_run_is_migrated_fr
     page.goto(f"/runs/{first}/")
     assert "an earlier version, kept side by side so this run finishes on it" in version_line(page)
     approve(operator, first)
-    page.wait_for_selector("#run-header .pill.status-completed", timeout=30_000)
+    page.wait_for_selector("#run-header .pill.status-completed", timeout=60_000)
     assert "120 approved" in page.inner_text("#run-outcome")
     third = start_spend(page, 15)
     assert version_line(page).endswith("· current")
@@ -108,7 +108,7 @@ def test_a_second_version_runs_beside_the_first_and_a_waiting_run_is_migrated_fr
     assert dialog.is_visible()
     dialog.locator("button[value=confirm]").click()
     page.wait_for_url(re.compile(rf"/runs/{second}/$"))
-    page.wait_for_selector("#run-header .pill.status-waiting", timeout=30_000)
+    page.wait_for_selector("#run-header .pill.status-waiting", timeout=60_000)
     assert version_line(page).endswith("· current")
     assert "moved to the deployed version" in page.inner_text("body")
 
@@ -120,7 +120,7 @@ def test_a_second_version_runs_beside_the_first_and_a_waiting_run_is_migrated_fr
     assert version_line(watcher).endswith("· current")
 
     approve(operator, second)
-    page.wait_for_selector("#run-header .pill.status-completed", timeout=30_000)
+    page.wait_for_selector("#run-header .pill.status-completed", timeout=60_000)
     assert "80 approved" in page.inner_text("#run-outcome")
     # The restarts cut the open pages' sockets (htmx's ws extension logs the error event, then
     # reconnects): that is all the console may say.

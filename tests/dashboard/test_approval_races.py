@@ -205,3 +205,11 @@ def test_a_deadline_racing_approvers_is_named_only_when_the_system_decided(
     assert set(ApprovalRequest.objects.values_list("run__status", flat=True)) == {
         RunStatus.COMPLETED
     }
+
+
+@pytest.mark.django_db
+def test_the_system_cannot_decide_a_request_outside_a_deadline() -> None:
+    # approval_decide is for people; a system decision with no deadline behind it used to reach
+    # the database's check constraint (IntegrityError, a 500 for any caller).
+    with pytest.raises(services.InvalidInput, match="decided by a person"):
+        services.approval_decide("any:request", user=None, approved=True)

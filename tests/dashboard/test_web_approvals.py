@@ -108,11 +108,11 @@ def test_a_request_someone_else_just_decided_says_who_and_when(
     late = approver.post(decide_url(first), {"decision": "reject", "reason": "no"}, headers=HTMX)
     html = late.content.decode()
     assert late.status_code == 409
-    assert "was already approved by bob at" in html and "Not recorded." in html
+    assert "bob already approved this just now." in html and "Not recorded." in html
     assert 'value="approve"' not in html  # the panel now shows the decision, not the form
     assert ApprovalRequest.objects.get(pk=first.pk).decided_by.username == "bob"  # type: ignore[union-attr]
     plain = approver.post(decide_url(first), {"decision": "approve"})
-    assert plain.status_code == 409 and "already approved by bob" in plain.content.decode()
+    assert plain.status_code == 409 and "bob already approved this" in plain.content.decode()
 
 
 def test_invalid_responses_are_shown_beside_the_field(
