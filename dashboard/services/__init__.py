@@ -58,6 +58,14 @@ from dashboard.services.execution import (
     worker_identity,
 )
 from dashboard.services.retention import PruneReport, checkpoint_prune, retention_preview
+from dashboard.services.retention_policies import (
+    PolicySpec,
+    policy_apply,
+    policy_check,
+    policy_create,
+    policy_set_enabled,
+    policy_update,
+)
 from dashboard.services.runs import run_cancel, run_fork, run_hold, run_resume, run_retry, run_start
 from dashboard.services.versions import (
     BulkMigration,
@@ -82,6 +90,7 @@ __all__ = [
     "Lease",
     "LeaseLost",
     "NotFound",
+    "PolicySpec",
     "PruneReport",
     "RunError",
     "ServiceError",
@@ -102,6 +111,11 @@ __all__ = [
     "lease_renew",
     "migration_preview",
     "park_runs_on_removed_versions",
+    "policy_apply",
+    "policy_check",
+    "policy_create",
+    "policy_set_enabled",
+    "policy_update",
     "record_events",
     "require",
     "retention",

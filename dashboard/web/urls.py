@@ -6,7 +6,9 @@ from django.urls import URLPattern, path
 
 from dashboard.web import (
     views_approvals,
+    views_audit,
     views_checkpoints,
+    views_retention,
     views_run_detail,
     views_runs,
     views_storage,
@@ -57,4 +59,15 @@ urlpatterns: list[URLPattern] = [
         name="approval_status",
     ),
     path("storage/", views_storage.storage, name="storage"),
+    path("retention/", views_retention.retention, name="retention"),
+    path("retention/new/", views_retention.policy_new, name="retention_policy_new"),
+    path("retention/preview/", views_retention.policy_draft_preview, name="retention_draft_preview"),
+    path("retention/<int:policy_id>/edit/", views_retention.policy_edit, name="retention_policy_edit"),
+    path("retention/<int:policy_id>/preview/", views_retention.policy_preview, name="retention_policy_preview"),
+    path("retention/<int:policy_id>/enabled/", views_retention.policy_enabled, name="retention_policy_enabled"),
+    path("retention/<int:policy_id>/run/", views_retention.policy_run, name="retention_policy_run"),
+    path("retention/holds/", views_retention.hold_add, name="retention_hold_add"),
+    path("retention/holds/<uuid:run_id>/release/", views_retention.hold_release, name="retention_hold_release"),
+    path("audit/", views_audit.audit, name="audit"),
+    path("audit/export/", views_audit.audit_export, name="audit_export"),
 ]
