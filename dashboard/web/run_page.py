@@ -109,6 +109,7 @@ def summary_context(run: WorkflowRun) -> dict[str, Any]:
         "can_retry": run.status == RunStatus.FAILED,
         "retry_from": latest.superstep if latest is not None else None,
         "is_active": run.status in (RunStatus.QUEUED, RunStatus.RUNNING),
+        "trace_url": selectors.trace_url(run.trace_id),
     }
 
 

@@ -167,3 +167,17 @@ def test_a_trace_url_without_its_placeholder_is_refused_at_startup(
     )
     assert done.returncode != 0
     assert "SUPERSTEP_TRACE_URL must contain {trace_id}" in done.stderr
+
+
+@pytest.mark.django_db
+def test_the_run_page_links_a_traced_run_to_its_trace(
+    client_as: Callable[..., Client], make_run: Callable[..., Any]
+) -> None:
+    viewer = client_as("Viewer")
+    run = make_run(trace_id="4bf92f3577b34da6a3ce929d0e0e4736")
+    with override_settings(SUPERSTEP_TRACE_URL="https://traces.example/t/{trace_id}"):
+        linked = viewer.get(f"/runs/{run.pk}/").content.decode()
+    plain = viewer.get(f"/runs/{run.pk}/").content.decode()
+    assert 'href="https://traces.example/t/4bf92f3577b34da6a3ce929d0e0e4736"' in linked
+    assert "4bf92f3577b34da6…" in plain and "traces.example" not in plain
+    assert "<dt>Trace</dt>" not in viewer.get(f"/runs/{make_run().pk}/").content.decode()
