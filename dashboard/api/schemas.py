@@ -92,6 +92,11 @@ class ForkIn(_Body):
     executor_states: dict[str, JsonObject] | None = Field(
         None, description="replaces executors' states (codec JSON), by executor id"
     )
+    messages: list[JsonObject] | None = Field(
+        None,
+        description="replaces the messages in flight: the checkpoint document's list, each with "
+        "source, target, kind and data (codec JSON)",
+    )
 
 
 class MigrateIn(_Body):

@@ -185,12 +185,13 @@ def run_resume(request: HttpRequest, run_id: uuid.UUID, payload: ResumeIn) -> St
     url_name="run-fork",
 )
 def run_fork(request: HttpRequest, run_id: uuid.UUID, payload: ForkIn) -> Status[RunOut]:
-    """A new run from one of this run's checkpoints, optionally with edited state."""
+    """A new run from one of this run's checkpoints, optionally with edited state and messages."""
     fork = services.run_fork(
         run_id,
         checkpoint_id=payload.checkpoint_id,
         state=payload.state,
         executor_states=payload.executor_states,
+        messages=payload.messages,
         user=request.user,
     )
     return Status(201, run_out(fork))

@@ -66,7 +66,15 @@ from dashboard.services.retention_policies import (
     policy_set_enabled,
     policy_update,
 )
-from dashboard.services.runs import run_cancel, run_fork, run_hold, run_resume, run_retry, run_start
+from dashboard.services.runs import (
+    fork_check,
+    run_cancel,
+    run_fork,
+    run_hold,
+    run_resume,
+    run_retry,
+    run_start,
+)
 from dashboard.services.versions import (
     BulkMigration,
     VersionState,
@@ -107,6 +115,7 @@ __all__ = [
     "checkpoint_commit",
     "checkpoint_prune",
     "execution_plan",
+    "fork_check",
     "lease_acquire",
     "lease_renew",
     "migration_preview",

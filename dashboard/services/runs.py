@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import json
+import typing
 import uuid
 from typing import Any
 
 from django.db import transaction
+from pydantic import TypeAdapter, ValidationError
 
 from dashboard import run_events
 from dashboard.checkpoints.writes import save_split
@@ -34,10 +39,28 @@ from dashboard.services.common import (
 from dashboard.services.errors import Conflict, InvalidInput, NotFound
 from dashboard.services.execution import _approval_specs
 from dashboard.services.types import Actor, RunId
-from workflows import CheckpointDecodeError, CheckpointEncodeError, WorkflowCheckpoint
-from workflows.storage import encode, split_checkpoint
+from workflows import (
+    CheckpointDecodeError,
+    CheckpointEncodeError,
+    Workflow,
+    WorkflowCheckpoint,
+    WorkflowMessage,
+)
+from workflows.storage import decode, encode, split_checkpoint
 
-__all__ = ["output_at", "run_cancel", "run_fork", "run_hold", "run_resume", "run_retry", "run_start"]
+__all__ = [
+    "fork_check",
+    "output_at",
+    "run_cancel",
+    "run_fork",
+    "run_hold",
+    "run_resume",
+    "run_retry",
+    "run_start",
+]
+
+# How deep the type check of an edited value looks for dataclasses (the codec refuses deeper).
+_MAX_DEPTH = 200
 
 
 def run_start(*, workflow_name: str, input: object, user: Actor = None) -> WorkflowRun:
@@ -243,18 +266,28 @@ def run_fork(
     user: Actor = None,
     state: dict[str, Any] | None = None,
     executor_states: dict[str, dict[str, Any]] | None = None,
+    messages: list[dict[str, Any]] | None = None,
 ) -> WorkflowRun:
     """A new run that starts from a checkpoint of this one, optionally with edited shared
-    state and executor states (given as the checkpoint's JSON form; validated by decoding them
-    before anything is saved)."""
+    state, executor states and messages in flight (each given as the checkpoint document's
+    JSON form and replacing that part; ``messages`` is its flat list of ``source``, ``target``,
+    ``kind``, ``data``). Edits are checked before anything is saved: each changed value must
+    decode, its dataclasses must fit their field types, and each changed message must still be
+    taken by a handler. See ``fork_check``.
+
+    Raises:
+        InvalidInput: an edit that does not pass those checks, one message per path
+            (``state.<key>``, ``executor_states.<executor>.<key>``, ``messages.<n>.data``,
+            deeper for a dataclass field).
+        NotFound, Conflict: no such run or checkpoint; the checkpoint's graph is not registered.
+    """
     authz.require(user, "fork", target=f"run {run_id} from {checkpoint_id}")
-    validation.require_storable(state, field="state")
-    validation.require_storable(executor_states, field="executor_states")
+    _require_storable_edits(state, executor_states, messages)
     with transaction.atomic():
         origin = locked_run(run_id)
         checkpoint = _checkpoint_of(origin, checkpoint_id)
         version = _ensure_same_graph(origin.workflow_name, checkpoint)
-        edited = _edited_checkpoint(checkpoint, state, executor_states)
+        edited = _edited_checkpoint(checkpoint, state, executor_states, messages)
         fork = WorkflowRun.objects.create(
             workflow_name=origin.workflow_name,
             input=origin.input,
@@ -275,11 +308,12 @@ def run_fork(
         for spec in _approval_specs(fork.pk, edited):
             approvals.approval_opened(ApprovalRequest.objects.create(**spec, run=fork, checkpoint=row), fork)
             transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
+        edits = {"state": state, "executor_states": executor_states, "messages": messages}
         record_events(
             fork,
             [run_events.run_status(RunStatus.QUEUED, by=username(user), action="fork",
                            parent_run=str(origin.pk), checkpoint_id=checkpoint.checkpoint_id,
-                           edited=bool(state is not None or executor_states is not None))],
+                           edited=any(v is not None for v in edits.values()))],
         )
         record_events(
             origin, [run_events.run_forked(str(fork.pk), checkpoint.checkpoint_id, username(user))]
@@ -287,36 +321,82 @@ def run_fork(
         audit.record(user, "fork", run=fork, target=f"fork of run {origin.pk}",
                      checkpoint_before=checkpoint.checkpoint_id, checkpoint_after=row.checkpoint_id,
                      details={"origin_run": str(origin.pk),
-                              "edited": sorted(k for k, v in (("state", state), ("executor_states", executor_states)) if v is not None)})
+                              "edited": sorted(k for k, v in edits.items() if v is not None)})
         enqueue(fork)
     return fork
+
+
+def fork_check(
+    run_id: RunId,
+    *,
+    checkpoint_id: str,
+    user: Actor = None,
+    state: dict[str, Any] | None = None,
+    executor_states: dict[str, dict[str, Any]] | None = None,
+    messages: list[dict[str, Any]] | None = None,
+) -> None:
+    """Whether ``run_fork`` with the same arguments would accept the edits, without forking
+    (nothing is written): the fork editor asks before its confirmation opens.
+
+    Raises:
+        InvalidInput, NotFound, Conflict, Forbidden: as ``run_fork`` would.
+    """
+    authz.require(user, "fork", target=f"run {run_id} from {checkpoint_id}")
+    _require_storable_edits(state, executor_states, messages)
+    origin = WorkflowRun.objects.filter(pk=run_id).first()
+    if origin is None:
+        raise NotFound(f"no run with id {run_id}")
+    checkpoint = _checkpoint_of(origin, checkpoint_id)
+    _ensure_same_graph(origin.workflow_name, checkpoint)
+    _edited_checkpoint(checkpoint, state, executor_states, messages)
+
+
+def _require_storable_edits(state: Any, executor_states: Any, messages: Any) -> None:
+    validation.require_storable(state, field="state")
+    validation.require_storable(executor_states, field="executor_states")
+    validation.require_storable(messages, field="messages")
 
 
 def _edited_checkpoint(
     checkpoint: Checkpoint,
     state: dict[str, Any] | None,
     executor_states: dict[str, dict[str, Any]] | None,
+    messages: list[dict[str, Any]] | None = None,
 ) -> WorkflowCheckpoint:
+    """The fork's first checkpoint: ``checkpoint`` with the edits, a new lineage and id.
+    Only what changed is checked (decoded, typed, routed): the rest was restorable already."""
     from dashboard.checkpoints.storage import DjangoCheckpointStorage
 
     source = DjangoCheckpointStorage().decode(checkpoint.document)
     doc = source.to_dict()
+    # The graph that wrote the checkpoint (a version kept side by side, maybe): its executors
+    # and handlers are what the fork runs on, and building it registers its types.
+    name, version = checkpoint.workflow_name, checkpoint.graph_signature_hash
+    current = version == registry.current_version(name)
+    workflow = registry.describe(name) if current else registry.build(name, version=version)
     errors: dict[str, str] = {}
     if state is not None:
         if not isinstance(state, dict):
             errors["state"] = "shared state must be a JSON object"
         else:
+            errors.update(_value_problems("state", state, doc["state"]))
             doc["state"] = state
     if executor_states is not None:
-        unknown = set(executor_states) - set(registry.describe(checkpoint.workflow_name).executors)
+        unknown = set(executor_states) - set(workflow.executors) if isinstance(executor_states, dict) else set()
         if not isinstance(executor_states, dict) or not all(isinstance(v, dict) for v in executor_states.values()):
             errors["executor_states"] = "executor states must be an object of objects"
         elif unknown:
             errors["executor_states"] = f"unknown executors: {sorted(unknown)}"
         else:
+            for eid, saved in executor_states.items():
+                before = doc["executor_states"].get(eid, {})
+                errors.update(_value_problems(f"executor_states.{eid}", saved, before))
             doc["executor_states"] = executor_states
+    if messages is not None:
+        errors.update(_message_problems(messages, doc["messages"], workflow))
+        doc["messages"] = messages
     if errors:
-        raise InvalidInput("the edited state is not valid", errors=errors)
+        raise InvalidInput("the edited checkpoint is not valid", errors=errors)
     doc.update(
         checkpoint_id=uuid.uuid4().hex,
         run_id=uuid.uuid4().hex,
@@ -328,11 +408,142 @@ def _edited_checkpoint(
         edited = WorkflowCheckpoint.from_dict(doc)
         split_checkpoint(edited)  # and it must be storable again
     except (CheckpointDecodeError, CheckpointEncodeError) as exc:
-        field = "executor_states" if executor_states is not None else "state"
+        edits = (("state", state), ("executor_states", executor_states), ("messages", messages))
+        field = next((name for name, value in edits if value is not None), "state")
         raise InvalidInput(f"the edited state cannot be restored: {exc}", errors={field: str(exc)}) from None
     return edited
 
 
+def _same(a: Any, b: Any) -> bool:
+    # Not ==: True == 1 == 1.0 in Python, and a bool edited into an int field must be checked.
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _value_problems(prefix: str, edited: dict[str, Any], before: dict[str, Any]) -> dict[str, str]:
+    """Why the values of ``edited`` that differ from ``before`` cannot be restored, by path."""
+    found: dict[str, str] = {}
+    for key, value in edited.items():
+        if key in before and _same(before[key], value):
+            continue
+        path = f"{prefix}.{key}"
+        try:
+            found.update(_type_problems(decode(value), path))
+        except CheckpointDecodeError as exc:
+            found[path] = str(exc)
+    return found
+
+
+def _message_problems(messages: Any, before: list[Any], workflow: Workflow) -> dict[str, str]:
+    """Each changed message must decode and still be taken where it goes, as the type the
+    handler declares (``route`` would drop it with a warning otherwise: lost work)."""
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        return {"messages": "messages must be a list of objects"}
+    found: dict[str, str] = {}
+    for index, raw in enumerate(messages):
+        if index < len(before) and _same(before[index], raw):
+            continue
+        path = f"messages.{index}"
+        try:
+            decode(raw.get("data"))
+            message = WorkflowMessage.from_dict(raw)
+        except CheckpointDecodeError as exc:
+            found[f"{path}.data" if "data" in raw else path] = str(exc)
+            continue
+        declared, problem = _delivery(message, workflow)
+        if problem:
+            found[f"{path}.data"] = problem
+            continue
+        if declared is not None:
+            found.update(_fit(declared, message.data, f"{path}.data"))
+        found.update(_type_problems(message.data, f"{path}.data"))
+    return found
+
+
+def _delivery(message: WorkflowMessage, workflow: Workflow) -> tuple[Any, str]:
+    """(the type the receiving handler declares, or None; why nothing would take it, or "")."""
+    executors = workflow.executors
+    kind = type(message.data).__name__
+    if message.kind == "response" or message.source_id.startswith("internal:"):
+        target = executors.get(message.target_id or "")
+        if target is None:
+            return None, f"there is no executor {message.target_id!r} to deliver it to"
+        return None, "" if target.can_handle(message) else f"{target.id} does not take a {kind}"
+    receivers: list[str] = []
+    for group in workflow.edge_groups:
+        if group.kind == "internal" or message.source_id not in group.sources:
+            continue
+        for target_id in group.targets:
+            if message.target_id is None or target_id == message.target_id:
+                if group.kind == "fan_in":
+                    return None, ""  # buffered for a list of them: the fan-in's handler decides
+                receivers.append(target_id)
+    for target_id in receivers:
+        found = executors[target_id].find_handler(message.data)
+        if found is not None:
+            return found[0].message_type, ""
+    takes = "; ".join(
+        f"{t} takes {', '.join(registry.type_label(s) for s in executors[t].input_types)}"
+        for t in receivers
+    )
+    return None, f"nothing it goes to takes a {kind}" + (f" ({takes})" if takes else "")
+
+
+def _type_problems(value: Any, path: str, depth: int = 0) -> dict[str, str]:
+    """Every dataclass inside ``value`` against its field types: the codec builds dataclasses
+    without checking them (pydantic models were validated as they were decoded)."""
+    found: dict[str, str] = {}
+    if depth > _MAX_DEPTH:
+        return found
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        types = _field_types(type(value))
+        for item in dataclasses.fields(value):
+            child, where = getattr(value, item.name), f"{path}.{item.name}"
+            if item.name in types:
+                found.update(_fit(types[item.name], child, where))
+            found.update(_type_problems(child, where, depth + 1))
+    elif isinstance(value, dict):
+        for key, child in value.items():
+            found.update(_type_problems(child, f"{path}.{key}", depth + 1))
+    elif isinstance(value, list | tuple | set | frozenset):
+        for index, child in enumerate(value):
+            found.update(_type_problems(child, f"{path}.{index}", depth + 1))
+    return found
+
+
+def _field_types(cls: type) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(cls, include_extras=True)
+    except Exception:  # noqa: BLE001 - an annotation that does not resolve here: the codec's word stands
+        return {}
+
+
+def _fit(annotation: Any, value: Any, path: str) -> dict[str, str]:
+    """Pydantic's messages, by path, for ``value`` against ``annotation``: strict, since a
+    decoded value is already of its type (a string in an int field is an error, not "3")."""
+    try:
+        adapter = _strict_adapter(annotation)
+    except Exception:  # noqa: BLE001 - a type pydantic cannot check (an arbitrary class)
+        return {}
+    try:
+        adapter.validate_python(value, strict=True)
+    except ValidationError as exc:
+        found: dict[str, str] = {}
+        for error in exc.errors():
+            found.setdefault(".".join([path, *map(str, error["loc"])]), error["msg"])
+        return found
+    return {}
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_adapter(annotation: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(annotation)
+
+
+def _strict_adapter(annotation: Any) -> TypeAdapter[Any]:
+    try:
+        return _cached_adapter(annotation)
+    except TypeError:  # an unhashable annotation (some Annotated metadata): not cached
+        return TypeAdapter(annotation)
 
 
 def run_hold(run_id: RunId, *, user: Actor = None, hold: bool = True, reason: str = "") -> WorkflowRun:

@@ -1,8 +1,9 @@
 """A run event as one readable line of the event log (``dashboard/_event_rows.html``).
 
 Events are what the engine and the services recorded (``RunEvent``): type plus JSON data. The
-log shows a sentence per event and, folded away, the data itself (codec tags made readable).
-Every piece of text here is plain text; the template escapes it.
+log shows a sentence per event and, folded away, the data itself, as the operator thinks of it
+(``diff_values``: ``{1: 1, 2: 4}`` in a sentence, int keys as their digits in the details; never a
+codec tag). Every piece of text here is plain text; the template escapes it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 
 from dashboard.models import RunEvent
 from dashboard.run_events import RUN_EVENT_KINDS
-from dashboard.web.display import readable, short_type_name
+from dashboard.web import diff_values
+from dashboard.web.display import short_type_name
 from dashboard.web.timefmt import CreatedAtLabels
 
 __all__ = ["EventView", "describe_event", "event_views"]
@@ -33,8 +35,9 @@ class EventView(CreatedAtLabels):
 
 
 def _text(value: Any, limit: int = 120) -> str:
-    text = value if isinstance(value, str) else json.dumps(readable(value), ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[: limit - 1] + "…"
+    return diff_values.text(value, limit=limit)
 
 
 def _status(data: dict[str, Any]) -> tuple[str, str]:
@@ -173,7 +176,7 @@ def _size(value: Any) -> str:
 def _details(data: dict[str, Any]) -> str:
     if not data:
         return ""
-    text = json.dumps(readable(data), indent=2, ensure_ascii=False, default=str)
+    text = json.dumps(diff_values.tree(data), indent=2, ensure_ascii=False, default=str)
     return text if len(text) <= DETAILS_LIMIT else text[: DETAILS_LIMIT - 1] + "…"
 
 

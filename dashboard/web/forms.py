@@ -24,7 +24,6 @@ from dashboard.services import validation
 __all__ = [
     "ApprovalFilterForm",
     "DecisionForm",
-    "ForkForm",
     "JsonField",
     "RunFilterForm",
     "SchemaFieldsForm",
@@ -364,42 +363,6 @@ class ApprovalFilterForm(forms.Form):
 
 
 # ------------------------------------------------------------------------------ actions
-
-
-class ForkForm(forms.Form):
-    """Executor states and shared state of a checkpoint, in the codec's JSON, to edit."""
-
-    executor_states = JsonField(
-        rows=JSON_ROWS,
-        required=False,
-        label="Executor states",
-        help_text="What each executor saved, by executor id. Tagged values "
-        '({"$t": "model", ...}) keep their tags.',
-    )
-    state = JsonField(
-        rows=JSON_ROWS,
-        required=False,
-        label="Shared state",
-        help_text="The workflow's shared state, by key.",
-    )
-
-    def edited(self, original: dict[str, Any]) -> dict[str, Any]:
-        """Only the parts that differ from the checkpoint (None: keep the checkpoint's)."""
-        out: dict[str, Any] = {}
-        for name in ("executor_states", "state"):
-            value = self.cleaned_data.get(name)
-            if value is _OMIT:
-                value = {}
-            out[name] = None if value == original.get(name) else value
-        return out
-
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean() or {}
-        for name in ("executor_states", "state"):
-            value = cleaned.get(name)
-            if value is not _OMIT and name not in self.errors and not isinstance(value, dict):
-                self.add_error(name, "Must be a JSON object.")
-        return cleaned
 
 
 class DecisionForm(forms.Form):

@@ -77,7 +77,7 @@ def fork_preview(
     items = [
         f"First to run: {_names(_first_to_run(run, document))}.",
         f"Ran after this checkpoint in this run, and may run again in the fork: {_names(rerun)}.",
-        "Your edits to the executor and shared state are checked before anything is saved.",
+        "Your edits were checked, and are checked again when the fork is saved.",
         "This run is not changed.",
     ]
     return Preview(

@@ -21,7 +21,7 @@ from dashboard.models import (
     WorkflowRun,
 )
 from dashboard.web import durations, graph_state, subworkflows
-from dashboard.web.display import readable
+from dashboard.web.diff_values import tree
 from dashboard.web.events import event_views
 from dashboard.web.timeline import build_timeline
 
@@ -65,7 +65,7 @@ def intermediate_outputs(run: WorkflowRun) -> list[dict[str, Any]]:
                 "seq": seq,
                 "tree_id": f"intermediate-{seq}",
                 "executor_id": str(data.get("executor_id") or ""),
-                "value": readable(data.get("data")),
+                "value": tree(data.get("data")),
             }
         )
     return found
@@ -98,7 +98,7 @@ def summary_context(run: WorkflowRun) -> dict[str, Any]:
         "pending_approvals": pending,
         "parent": parent,
         "origin_superstep": origin_superstep,
-        "output": readable(run.output) if run.output is not None else None,
+        "output": tree(run.output) if run.output is not None else None,
         "intermediate_outputs": intermediate_outputs(run),
         "decisions": decisions(run),
         # What the actions depend on; the header carries it too, and when the two differ the

@@ -24,7 +24,7 @@ from typing import Any
 from dashboard import selectors
 from dashboard.execution import registry
 from dashboard.models import ApprovalStatus, Checkpoint, RunStatus, WorkflowRun
-from dashboard.web.display import readable
+from dashboard.web.diff_values import tree
 from dashboard.web.graph_layout import GraphLayout, GraphView, NodeInfo, layout_graph
 
 __all__ = [
@@ -278,8 +278,8 @@ def panel(
     result.started = True
     result.inner_superstep = int(nested.get("iteration_count") or 0)
     result.finished = not pending and not nested.get("messages") and result.inner_superstep > 0
-    result.state = readable(nested.get("state") or {})
-    result.executor_states = readable(nested.get("executor_states") or {})
+    result.state = tree(nested.get("state") or {})
+    result.executor_states = tree(nested.get("executor_states") or {})
     open_ids = _open_approvals(run, list(pending)) if is_latest else {}
     for request_id, event in pending.items() if isinstance(pending, Mapping) else []:
         if not isinstance(event, Mapping):
@@ -288,7 +288,7 @@ def panel(
             InnerRequest(
                 request_id=str(request_id),
                 executor_id=str(event.get("source_executor_id") or ""),
-                data=readable(event.get("data")),
+                data=tree(event.get("data")),
                 inbox_request_id=open_ids.get(str(request_id), ""),
                 tree_id=f"{result.dom_id}-request-{len(result.requests)}",
             )

@@ -41,6 +41,11 @@ urlpatterns: list[URLPattern] = [
     ),
     path(f"{CHECKPOINT}resume/", views_checkpoints.checkpoint_resume, name="checkpoint_resume"),
     path(f"{CHECKPOINT}fork/", views_checkpoints.checkpoint_fork, name="checkpoint_fork"),
+    path(
+        f"{CHECKPOINT}fork/check/",
+        views_checkpoints.checkpoint_fork_check,
+        name="checkpoint_fork_check",
+    ),
     path("approvals/", views_approvals.approval_inbox, name="approval_inbox"),
     path("approvals/archive/", views_approvals.approval_archive, name="approval_archive"),
     path(

@@ -17,7 +17,8 @@ from dashboard.models import ApprovalRequest, ApprovalStatus
 from dashboard.services.types import Actor
 from dashboard.web.access import HtmxHttpRequest, allowed_actions, htmx_target, page_view
 from dashboard.web.conflicts import approval_conflict
-from dashboard.web.display import readable, short_type_name
+from dashboard.web.diff_values import tree
+from dashboard.web.display import short_type_name
 from dashboard.web.forms import (
     ApprovalFilterForm,
     DecisionForm,
@@ -75,7 +76,7 @@ def _field_text(value: Any) -> tuple[str, bool]:
 
 def request_fields(approval: ApprovalRequest) -> tuple[Any, list[tuple[str, str, bool]]]:
     """The request data made readable, and its top-level fields for a quick key/value list."""
-    shown = readable(approval.request_data)
+    shown = tree(approval.request_data)
     fields: list[tuple[str, str, bool]] = []
     if isinstance(shown, dict):
         for key, value in shown.items():
@@ -110,7 +111,7 @@ def panel_context(
         "request_value": shown,
         "request_fields": fields,
         "response_type_label": short_type_name(approval.response_type),
-        "response_value": readable(approval.response) if approval.response is not None else None,
+        "response_value": tree(approval.response) if approval.response is not None else None,
         "decision_form": decision or DecisionForm(),
         "response_form": response,
         "response_mode": mode,
@@ -298,7 +299,7 @@ def response_text(response: Any) -> str | None:
     """A decision's response on one line: ``discount_percent: 10, note: "ok"`` for an object."""
     if response is None:
         return None
-    shown = readable(response)
+    shown = tree(response)
     if isinstance(shown, dict):
         text = ", ".join(f"{key}: {preview(value, limit=80)}" for key, value in shown.items())
         return text if len(text) <= 300 else text[:299] + "…"

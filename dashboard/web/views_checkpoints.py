@@ -1,12 +1,18 @@
 """The checkpoint inspector: state trees, a diff against any other checkpoint of the run (or the
 checkpoint a fork started from), one changed value side by side, the JSON download, and the
-resume and fork actions (with the graph-signature check shown first)."""
+resume and fork actions (with the graph-signature check shown first).
+
+Forking goes through the typed editor (``fork_form``): "Review fork…" posts it to
+``checkpoint_fork_check`` with htmx, which answers the editor again, with each error beside its
+field (422), or with the confirmation listing the changes (200); only its "Fork" posts to
+``checkpoint_fork``, which reads and checks everything again."""
 
 from __future__ import annotations
 
 import json
 import re
 import uuid
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -19,11 +25,13 @@ from django.utils import timezone
 from dashboard import selectors, services
 from dashboard.execution import registry
 from dashboard.models import Checkpoint, WorkflowRun
+from dashboard.services.runs import fork_check
 from dashboard.web import checkpoint_diff, previews, run_page
 from dashboard.web.access import HtmxHttpRequest, allowed_actions, htmx_target, page_view
-from dashboard.web.forms import ForkForm, apply_errors
+from dashboard.web.fork_form import Edits, ForkEditor
 
 TEMPLATE = "dashboard/checkpoint_detail.html"
+EDITOR = "components/fork_editor.html"
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -145,34 +153,26 @@ def inspector_context(
     run: WorkflowRun,
     checkpoint: Checkpoint,
     *,
-    fork_form: ForkForm | None = None,
+    editor: ForkEditor | None = None,
 ) -> dict[str, Any]:
     document = selectors.checkpoint_document(checkpoint)
     deployed = run_page.deployed_hash(run.workflow_name)
     shown = checkpoint_diff.parts(document, superstep=checkpoint.superstep)
     rows = selectors.run_checkpoint_rows(run.pk)
     rerun = selectors.executors_run_after(run.pk, checkpoint.superstep)
-    if fork_form is None:
-        fork_form = ForkForm(
-            initial={
-                "executor_states": document.get("executor_states") or {},
-                "state": document.get("state") or {},
-            }
-        )
     return {
         "run": run,
         "checkpoint": checkpoint,
         "kind": (document.get("metadata") or {}).get("kind", "superstep"),
-        "document": document,
         "parts": checkpoint_diff.trees(shown),
         "deployed_hash": deployed,
         # Any registered version resumes its own checkpoints (versions kept side by side).
         "mismatch": deployed is None
         or checkpoint.graph_signature_hash not in registry.versions(run.workflow_name),
         "resume_preview": previews.resume_preview(run, checkpoint, document, rerun),
-        "fork_preview": previews.fork_preview(run, checkpoint, document, rerun),
-        "fork_form": fork_form,
-        "fork_open": fork_form.is_bound,
+        "editor": editor or ForkEditor(document),
+        # Opened by "Fork…" without JavaScript (?fork=open), or to show what was refused.
+        "fork_open": editor is not None or request.GET.get("fork") == "open",
         "may": allowed_actions(request.user),
         **_diff_context(request, run, checkpoint, document, rows),
         **run_page.timeline_context(run, selected=checkpoint.checkpoint_id, rows=rows),
@@ -224,35 +224,68 @@ def checkpoint_resume(request: HttpRequest, run_id: uuid.UUID, checkpoint_id: st
     return redirect("dashboard:run_detail", run_id=run.pk)
 
 
+@dataclass
+class _Outcome:
+    """What the service said of the editor's edits: ``status`` to answer with, the fork when
+    one was made, or a ``refusal`` of the action itself (a role, the run's state), which is not
+    about any value. Errors about values are in the editor, beside their fields."""
+
+    status: int
+    edits: Edits | None = None
+    fork: WorkflowRun | None = None
+    refusal: str = ""
+
+
+def _checked(
+    request: HttpRequest, run: WorkflowRun, checkpoint: Checkpoint, editor: ForkEditor, *, fork: bool
+) -> _Outcome:
+    """Read the editor and have the service check the edits (or fork with them)."""
+    edits = editor.read()
+    if edits is None:
+        return _Outcome(422)
+    where = {"checkpoint_id": checkpoint.checkpoint_id, "user": request.user, **edits.as_kwargs()}
+    try:
+        if fork:
+            return _Outcome(302, edits, services.run_fork(run.pk, **where))
+        fork_check(run.pk, **where)
+    except services.ServiceError as exc:
+        if exc.status != 400:
+            return _Outcome(exc.status, refusal=exc.message)
+        editor.add_errors(exc.errors, exc.message)
+        return _Outcome(422)
+    return _Outcome(200, edits)
+
+
+@page_view("POST")
+def checkpoint_fork_check(request: HttpRequest, run_id: uuid.UUID, checkpoint_id: str) -> HttpResponse:
+    """The editor again (htmx swaps it in place): errors beside their fields (422), or the
+    confirmation, open, saying what the fork will change (200)."""
+    run, checkpoint = _load(run_id, checkpoint_id)
+    document = selectors.checkpoint_document(checkpoint)
+    editor = ForkEditor(document, request.POST)
+    outcome = _checked(request, run, checkpoint, editor, fork=False)
+    if outcome.refusal:
+        editor.errors.append(outcome.refusal)
+    context: dict[str, Any] = {"run": run, "checkpoint": checkpoint, "editor": editor}
+    if outcome.edits is not None:
+        rerun = selectors.executors_run_after(run.pk, checkpoint.superstep)
+        context["confirm"] = previews.fork_preview(run, checkpoint, document, rerun)
+        context["changes"] = editor.changes(outcome.edits)
+    return render(request, EDITOR, context, status=outcome.status)
+
+
 @page_view("POST")
 def checkpoint_fork(request: HttpRequest, run_id: uuid.UUID, checkpoint_id: str) -> HttpResponse:
     run, checkpoint = _load(run_id, checkpoint_id)
-    form = ForkForm(request.POST)
-    status = 422
-    error = ""
-    if form.is_valid():
-        document = selectors.checkpoint_document(checkpoint)
-        edited = form.edited(document)
-        try:
-            fork = services.run_fork(
-                run.pk,
-                checkpoint_id=checkpoint.checkpoint_id,
-                state=edited["state"],
-                executor_states=edited["executor_states"],
-                user=request.user,
-            )
-        except services.ServiceError as exc:
-            apply_errors(form, exc.errors)
-            error, status = exc.message, (422 if exc.status == 400 else exc.status)
-        else:
-            changed = edited["state"] is not None or edited["executor_states"] is not None
-            note = " with edited state" if changed else ""
-            messages.success(
-                request,
-                f"Forked run {str(fork.pk)[:8]} from superstep {checkpoint.superstep}{note}.",
-            )
-            return redirect("dashboard:run_detail", run_id=fork.pk)
-    # Bad state goes beside the editor; a refusal (role, conflict) at the top of the page.
-    where = "fork_error" if status == 422 else "action_error"
-    context = {**inspector_context(request, run, checkpoint, fork_form=form), where: error}
-    return render(request, TEMPLATE, context, status=status)
+    editor = ForkEditor(selectors.checkpoint_document(checkpoint), request.POST)
+    outcome = _checked(request, run, checkpoint, editor, fork=True)
+    if outcome.fork is not None and outcome.edits is not None:
+        note = " with edited values" if outcome.edits.changed else ""
+        messages.success(
+            request,
+            f"Forked run {str(outcome.fork.pk)[:8]} from superstep {checkpoint.superstep}{note}.",
+        )
+        return redirect("dashboard:run_detail", run_id=outcome.fork.pk)
+    context = inspector_context(request, run, checkpoint, editor=editor)
+    # A refusal of the action goes at the top of the page; errors about values are beside them.
+    return render(request, TEMPLATE, {**context, "action_error": outcome.refusal}, status=outcome.status)

@@ -125,18 +125,18 @@ def test_operator_journey(
     page.locator("#run-timeline .timeline-branch .timeline-card:has-text('Superstep 4')").click()
     page.wait_for_selector("#fork")
     page.click("#fork summary")
-    editor = page.locator("#id_state")
-    state = json.loads(editor.input_value())
-    (key,) = state
-    state[key]["v"]["refund_amount"] = 100.0
-    editor.fill(json.dumps(state, indent=2))
-    page.click("#fork-form button[type=submit]")
-    page.locator("#fork-dialog button[value=confirm]").click()
+    refund = page.locator('#fork-editor [data-fork-field^="state."][data-fork-field$=".refund_amount"]')
+    assert refund.input_value() == "49.9"  # the parked ReturnState's field, by name
+    refund.fill("100")
+    page.click("#fork-form button[data-fork-review]")
+    dialog = page.locator("#fork-dialog[open]")
+    assert "refund_amount: 49.9 → 100.0" in dialog.inner_text()
+    dialog.locator("button[data-fork-confirm-button]").click()
     page.wait_for_url(lambda url: f"/runs/{run_id}/" not in url and "/checkpoints/" not in url)
     fork_id = page.url.rstrip("/").rsplit("/", 1)[-1]
     assert fork_id != run_id
     assert "Forked from" in page.inner_text("#run-details")
-    assert "with edited state" in page.inner_text("#toasts")
+    assert "with edited values" in page.inner_text("#toasts")
     try:
         page.wait_for_selector("#run-header .pill.status-waiting", timeout=30_000)
     except Exception:

@@ -12,6 +12,7 @@ JSON error format, Content-Length or not; pages answer a 413 page instead of Dja
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
@@ -321,15 +322,18 @@ def test_fork_editor_refuses_hostile_state_beside_the_field(admin: Any, value: s
     run, _ = waiting()
     latest = Checkpoint.objects.filter(run=run).order_by("-created_at").first()
     assert latest is not None
+    url = f"/runs/{run.pk}/checkpoints/{latest.pk}/"
+    client = _page_client(admin)
+    # The parked ReturnState's list of steps is JSON, typed into its own field of the editor.
+    steps = re.search(r'name="(f\d+)"[^>]*data-fork-field="state\.[^"]+\.completed_steps"',
+                      client.get(url).content.decode())
+    assert steps is not None
     before = snapshot()
 
-    response = _page_client(admin).post(
-        f"/runs/{run.pk}/checkpoints/{latest.pk}/fork/",
-        {"state": '{"k": @}'.replace("@", value), "executor_states": "{}"},
-    )
+    response = client.post(f"{url}fork/", {steps.group(1): "[@]".replace("@", value)})
 
     html = response.content.decode()
-    assert response.status_code == 422 and 'id="id_state_error"' in html
+    assert response.status_code == 422 and f'id="fork-{steps.group(1)}-error"' in html
     assert snapshot() == before
 
 

@@ -297,6 +297,14 @@ def exercise(
     fork = api.post(f"/api/runs/{done.pk}/fork/", {"checkpoint_id": checkpoint})
     assert fork.status_code == 201
     assert api.post(f"/api/runs/{done.pk}/fork/", {"checkpoint_id": checkpoint, "state": [1]}).status_code == 400
+    # Messages in flight are edited in the document's own form; one nothing would take is refused.
+    document = api.get(f"/api/runs/{done.pk}/checkpoints/{checkpoint}/").json()["document"]
+    in_flight = document["messages"]
+    assert api.post(f"/api/runs/{done.pk}/fork/", {"checkpoint_id": checkpoint, "messages": in_flight}).status_code == 201
+    lost = [{**in_flight[0], "data": "not the start executor's input"}]
+    refused = api.post(f"/api/runs/{done.pk}/fork/", {"checkpoint_id": checkpoint, "messages": lost})
+    assert refused.status_code == 400 and "messages.0.data" in refused.json()["errors"]
+    assert api.post(f"/api/runs/{done.pk}/fork/", {"checkpoint_id": checkpoint, "messages": {}}).status_code == 400
     assert api.post(f"/api/runs/{UNKNOWN}/fork/", {"checkpoint_id": "abc"}).status_code == 404
     assert api.post(f"/api/runs/{fork.json()['id']}/cancel/").status_code == 200
     assert api.post(f"/api/runs/{fork.json()['id']}/cancel/").status_code == 409

@@ -28,12 +28,14 @@ from dashboard.execution import embedded, tasks
 from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
+    AuditEntry,
     Checkpoint,
     RunEvent,
     RunStatus,
     WorkflowRun,
 )
 from dashboard.services import common, execution
+from dashboard.services.runs import fork_check
 from workflows.storage import decode, split_checkpoint
 from workflows.testing import make_checkpoint
 
@@ -924,8 +926,100 @@ def test_run_fork_refuses_state_the_codec_cannot_restore_and_saves_nothing(
     with pytest.raises(services.InvalidInput) as caught:
         services.run_fork(origin.pk, checkpoint_id=entry.checkpoint_id, **edit)
 
-    assert field in caught.value.errors
+    assert any(path == field or path.startswith(f"{field}.") for path in caught.value.errors)
     assert (WorkflowRun.objects.count(), Checkpoint.objects.count(), RunEvent.objects.count()) == counts
+
+
+def squares_at(superstep: int, limit: int = 4) -> tuple[WorkflowRun, Checkpoint, dict[str, Any]]:
+    """A completed squares run, its checkpoint after ``superstep`` and that checkpoint's
+    document (the work list travels in the message the worker sends itself)."""
+    origin = started("squares", {"limit": limit, **FAST})
+    assert origin.status == RunStatus.COMPLETED, origin.error_message
+    checkpoint = next(c for c in lineage(origin) if c.superstep == superstep)
+    return origin, checkpoint, DjangoCheckpointStorage().decode(checkpoint.document).to_dict()
+
+
+def test_run_fork_with_edited_messages_runs_the_edited_work_list(user: Any) -> None:
+    origin, checkpoint, document = squares_at(2)
+    (message,) = document["messages"]
+    assert message["data"]["v"]["remaining"] == [2, 3, 4]
+    message["data"]["v"]["remaining"] = [10, 20]
+
+    fork = services.run_fork(
+        origin.pk, checkpoint_id=checkpoint.checkpoint_id, messages=document["messages"], user=user
+    )
+    settle()
+
+    fork.refresh_from_db()
+    assert fork.status == RunStatus.COMPLETED, fork.error_message
+    assert decode(fork.output) == {1: 1, 10: 100, 20: 400}
+    assert decode(origin.output) == {1: 1, 2: 4, 3: 9, 4: 16}
+    assert events(fork)[0].data["edited"] is True
+    assert AuditEntry.objects.get(action="fork", run_id=fork.pk).details["edited"] == ["messages"]
+
+
+@pytest.mark.parametrize(
+    "edit, path, words",
+    [
+        # The worker's handler takes a SquaresTask: a bare string would be dropped with a warning.
+        ({"data": "three"}, "messages.0.data", "nothing it goes to takes a str (worker takes SquaresTask)"),
+        # A dataclass is built without checking its fields; the fork checks them.
+        ({"data": {"$t": "model", "name": "dashboard.demo.workflows.SquaresTask",
+                   "v": {"remaining": [3, "four"], "work_ms": 0}}},
+         "messages.0.data.remaining.1", "Input should be a valid integer"),
+        ({"data": {"$t": "model", "name": "dashboard.demo.workflows.SquaresTask",
+                   "v": {"remaining": [3], "work_ms": 0, "colour": "red"}}},
+         "messages.0.data", "SquaresTask has no field(s) ['colour']"),
+        ({"source": "nobody"}, "messages.0.data", "nothing it goes to takes a SquaresTask"),
+    ],
+)
+def test_run_fork_refuses_an_edited_message_that_nothing_would_take_as_it_is(
+    edit: dict[str, Any], path: str, words: str
+) -> None:
+    origin, checkpoint, document = squares_at(2)
+    document["messages"][0].update(edit)
+    counts = (WorkflowRun.objects.count(), Checkpoint.objects.count(), RunEvent.objects.count())
+
+    with pytest.raises(services.InvalidInput) as checked:
+        fork_check(origin.pk, checkpoint_id=checkpoint.checkpoint_id, messages=document["messages"])
+    with pytest.raises(services.InvalidInput) as forked:
+        services.run_fork(origin.pk, checkpoint_id=checkpoint.checkpoint_id, messages=document["messages"])
+
+    assert checked.value.errors == forked.value.errors
+    assert words in forked.value.errors[path], forked.value.errors
+    assert (WorkflowRun.objects.count(), Checkpoint.objects.count(), RunEvent.objects.count()) == counts
+
+
+def test_run_fork_checks_edited_dataclass_fields_in_state_but_not_what_was_left_alone() -> None:
+    origin, _ = waiting_return_replace(order_id="ORD-3")
+    gate = lineage(origin)[-1]
+    state = DjangoCheckpointStorage().decode(gate.document).to_dict()["state"]
+    state["pending:ORD-3"]["v"]["discount_percent"] = "ten"
+    state["untouched"] = 1
+
+    with pytest.raises(services.InvalidInput) as caught:
+        fork_check(origin.pk, checkpoint_id=gate.checkpoint_id, state=state)
+
+    assert caught.value.errors == {
+        "state.pending:ORD-3.discount_percent": "Input should be a valid integer"
+    }
+
+
+def test_fork_check_accepts_what_run_fork_accepts_and_writes_nothing(user: Any) -> None:
+    origin, checkpoint, document = squares_at(2)
+    document["messages"][0]["data"]["v"]["remaining"] = [5]
+    document["executor_states"]["worker"]["results"] = {"$t": "dict", "v": [[1, 2]]}
+    counts = (WorkflowRun.objects.count(), Checkpoint.objects.count(), RunEvent.objects.count())
+
+    fork_check(origin.pk, checkpoint_id=checkpoint.checkpoint_id, user=user,
+                        messages=document["messages"], executor_states=document["executor_states"])
+
+    assert (WorkflowRun.objects.count(), Checkpoint.objects.count(), RunEvent.objects.count()) == counts
+    fork = services.run_fork(origin.pk, checkpoint_id=checkpoint.checkpoint_id, user=user,
+                             messages=document["messages"], executor_states=document["executor_states"])
+    settle()
+    fork.refresh_from_db()
+    assert decode(fork.output) == {1: 2, 5: 25}
 
 
 def test_run_fork_of_a_queued_run_is_allowed_but_unknown_checkpoints_are_not(held: Held) -> None:

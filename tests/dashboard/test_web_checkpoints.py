@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 
 import pytest
@@ -145,19 +146,21 @@ def test_a_checkpoint_of_another_graph_version_is_flagged_before_resume(
     )
 
 
+def editor_fields(html: str) -> dict[str, str]:
+    """The fork editor's field names by the path of the value each edits."""
+    return {path: name for name, path in re.findall(r'name="(f\d+)"[^>]*data-fork-field="([^"]+)"', html)}
+
+
 def test_fork_with_edited_state_creates_a_new_run(
     operator: Client, waiting: WorkflowRun, drive: Drive
 ) -> None:
     gate = checkpoint(waiting, 4)
     page = operator.get(url(waiting, gate)).content.decode()
-    assert 'data-confirm="#fork-dialog"' in page and "This run is not changed." in page
-    document = selectors.checkpoint_document(gate)
-    state = document["state"]
-    state["pending:ORD-7"]["v"]["refund_amount"] = 100.0
-    response = operator.post(
-        url(waiting, gate, "fork/"),
-        {"state": json.dumps(state), "executor_states": json.dumps(document["executor_states"])},
-    )
+    fields = editor_fields(page)
+    # The parked ReturnState is edited field by field, by name.
+    refund = fields["state.pending:ORD-7.refund_amount"]
+    assert f'name="{refund}" value="49.9"' in page
+    response = operator.post(url(waiting, gate, "fork/"), {refund: "100"})
     fork = WorkflowRun.objects.exclude(pk=waiting.pk).get()
     assert response.status_code == 302 and response["Location"] == f"/runs/{fork.pk}/"
     assert fork.parent_run_id == waiting.pk and fork.origin_checkpoint_id == gate.checkpoint_id
@@ -176,31 +179,18 @@ def test_fork_with_edited_state_creates_a_new_run(
 
 def test_fork_errors_are_shown_beside_the_editor(operator: Client, waiting: WorkflowRun) -> None:
     gate = checkpoint(waiting, 4)
-    bad_json = operator.post(
-        url(waiting, gate, "fork/"), {"state": "{oops", "executor_states": "{}"}
-    )
+    fields = editor_fields(operator.get(url(waiting, gate)).content.decode())
+    steps = fields["state.pending:ORD-7.completed_steps"]
+    bad_json = operator.post(url(waiting, gate, "fork/"), {steps: "[oops"})
     html = bad_json.content.decode()
-    assert (
-        bad_json.status_code == 422 and 'id="id_state_error"' in html and "Not valid JSON" in html
-    )
-    assert '<details class="fork-editor" open>' in html
-    unknown = operator.post(
-        url(waiting, gate, "fork/"), {"state": "{}", "executor_states": '{"ghost": {"x": 1}}'}
-    )
-    html = unknown.content.decode()
-    assert unknown.status_code == 422
-    assert (
-        'id="id_executor_states_error"' in html and "unknown executors: [&#x27;ghost&#x27;]" in html
-    )
-    undecodable = operator.post(
-        url(waiting, gate, "fork/"),
-        {
-            "state": '{"k": {"$t": "model", "name": "no.such.Type", "v": {}}}',
-            "executor_states": "{}",
-        },
-    )
-    assert undecodable.status_code == 422
-    assert "the edited state cannot be restored" in undecodable.content.decode()
+    assert bad_json.status_code == 422 and f'id="fork-{steps}-error"' in html
+    assert html.count("Not valid JSON") == 1
+    assert '<details class="fork-editor" id="fork-details" open>' in html
+    # The dataclass field is a list of strings: the service says so, beside the field.
+    mistyped = operator.post(url(waiting, gate, "fork/"), {steps: "[1]"})
+    html = mistyped.content.decode()
+    assert mistyped.status_code == 422
+    assert html.count("[0]: Input should be a valid string") == 1 and f'id="fork-{steps}-error"' in html
     assert WorkflowRun.objects.count() == 1
 
 
@@ -211,5 +201,7 @@ def test_a_viewer_may_look_but_not_fork(
     gate = checkpoint(waiting, 4)
     page = viewer.get(url(waiting, gate)).content.decode()
     assert "Resume from here" not in page and "may inspect checkpoints but not resume" in page
-    refused = viewer.post(url(waiting, gate, "fork/"), {"state": "{}", "executor_states": "{}"})
+    refused = viewer.post(url(waiting, gate, "fork/"), {})
     assert refused.status_code == 403 and "may not fork" in refused.content.decode()
+    checked = viewer.post(url(waiting, gate, "fork/check/"), {}, headers={"HX-Request": "true"})
+    assert checked.status_code == 403 and "may not fork" in checked.content.decode()

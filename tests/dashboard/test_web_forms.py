@@ -10,7 +10,6 @@ from django.http import QueryDict
 from dashboard.demo.workflows import ApprovalDecision, ReturnReplaceRequest
 from dashboard.execution import registry
 from dashboard.web.forms import (
-    ForkForm,
     RunFilterForm,
     SchemaFieldsForm,
     SchemaJsonForm,
@@ -94,21 +93,6 @@ def test_apply_errors_puts_service_messages_beside_the_field_they_name() -> None
     assert raw.is_valid()
     apply_errors(raw, {"count": "Field required"})
     assert raw.errors["json"] == ["count: Field required"]
-
-
-def test_fork_form_returns_only_the_parts_that_changed() -> None:
-    original = {"state": {"a": 1}, "executor_states": {}}
-    same = ForkForm(QueryDict('state={"a": 1}&executor_states={}'))
-    assert same.is_valid() and same.edited(original) == {"state": None, "executor_states": None}
-    edited = ForkForm(QueryDict('state={"a": 2}&executor_states={}'))
-    assert edited.is_valid() and edited.edited(original) == {
-        "state": {"a": 2},
-        "executor_states": None,
-    }
-    wrong = ForkForm(QueryDict("state=[1]&executor_states={"))
-    assert not wrong.is_valid()
-    assert wrong.errors["state"] == ["Must be a JSON object."]
-    assert "Not valid JSON" in wrong.errors["executor_states"][0]
 
 
 @pytest.mark.parametrize("query", ["status=nope", "created_from=yesterday", "sort=random"])
