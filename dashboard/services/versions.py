@@ -39,6 +39,10 @@ from dashboard.services.common import (
 )
 from dashboard.services.errors import Conflict, NotFound
 from dashboard.services.execution import Lease, _approval_specs, fenced
+
+# A migration from an earlier checkpoint is a resume onto the new graph: the same lookup,
+# approvals and output rules as runs.run_resume.
+from dashboard.services.runs import _cancel_pending_approvals, _checkpoint_of, output_at
 from dashboard.services.types import Actor, RunId
 from workflows import (
     CheckpointDecodeError,
@@ -313,13 +317,6 @@ def _ensure_registered(run: WorkflowRun) -> None:
         raise Conflict(f"workflow {run.workflow_name!r} is not registered; there is nothing to migrate to")
 
 
-def _checkpoint_of(run: WorkflowRun, checkpoint_id: str) -> Checkpoint:
-    checkpoint = Checkpoint.objects.filter(checkpoint_id=checkpoint_id, run=run).first()
-    if checkpoint is None:
-        raise NotFound(f"run {run.pk} has no checkpoint {checkpoint_id!r}")
-    return checkpoint
-
-
 def _decoded(run: WorkflowRun, checkpoint: Checkpoint) -> WorkflowCheckpoint:
     # Building every registered version registers every type their checkpoints may hold.
     registry.versions(run.workflow_name)
@@ -335,8 +332,6 @@ def _move(
 ) -> WorkflowCheckpoint:
     """Write the checkpoint moved onto the current graph and point the run at it (the caller
     saves the run). Raises Conflict listing what the new graph cannot carry."""
-    from dashboard.services.runs import output_at
-
     try:
         source = _decoded(run, checkpoint)
     except CheckpointDecodeError as exc:
@@ -354,8 +349,6 @@ def _move(
         ) from None
     previous_version = run_version(run)
     if new_lineage:
-        from dashboard.services.runs import _cancel_pending_approvals
-
         _cancel_pending_approvals(run)
         run.output = output_at(run, checkpoint)
         run.origin_checkpoint_id = checkpoint.checkpoint_id
