@@ -107,6 +107,9 @@ def test_a_second_version_runs_beside_the_first_and_a_waiting_run_is_migrated_fr
     dialog = page.locator("#migrate-dialog")
     assert dialog.is_visible()
     dialog.locator("button[value=confirm]").click()
+    # The form posts from this very URL and the run already showed "waiting": wait for the
+    # answer's own page (its toast), not for a URL or a status that were true before.
+    page.wait_for_selector("text=moved to the deployed version", timeout=60_000)
     page.wait_for_url(re.compile(rf"/runs/{second}/$"))
     page.wait_for_selector("#run-header .pill.status-waiting", timeout=60_000)
     assert version_line(page).endswith("· current")
