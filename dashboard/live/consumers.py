@@ -18,8 +18,8 @@ membership in Redis alone: a Redis that restarts empty forgets every group, and 
 receive loop did not happen to fail meanwhile keeps its socket open while no group message
 reaches it any more (deaf, with the page still showing "Live"). Re-joining bounds that; the run
 consumer then replays from the database what it may have missed, the approvals consumer resends
-a count that changed. A layer that refuses the re-join closes the socket (1011), and the client
-reconnects and replays.
+a count that changed. A layer that refuses the re-join, or does not bring back the message the
+consumer sends itself, closes the socket (4011), and the client reconnects and replays.
 """
 
 from __future__ import annotations
@@ -45,8 +45,11 @@ MAX_INBOUND_BYTES = 4096
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404
-CLOSE_TOO_BIG = 1009
-CLOSE_LAYER_LOST = 1011
+# Private-use codes (4000-4999) mirroring the standard 1009 and 1011: Daphne's websocket library
+# refuses to send any server close code but 1000 and 3000-4999, and a refused close leaves the
+# socket open, the very thing these closes exist to end.
+CLOSE_TOO_BIG = 4009
+CLOSE_LAYER_LOST = 4011
 REJOIN_SECONDS = 10.0
 # The runs list reloads its table at most this often (seconds), leading and trailing edge.
 RUNS_REFRESH_INTERVAL = 1.0
@@ -84,16 +87,28 @@ class _Authenticated(AsyncJsonWebsocketConsumer):
     async def _keep_joined(self) -> None:
         while True:
             await asyncio.sleep(REJOIN_SECONDS)
+            self._heard_back = asyncio.Event()
             try:
-                await self.channel_layer.group_add(self.group, self.channel_name)
-                # Through the consumer's own channel, so the catch-up runs in turn with the
-                # group messages instead of racing them.
-                await self.channel_layer.send(self.channel_name, {"type": "live.rejoined"})
+                # Bounded as a whole: after a Redis restart a call on a half-dead pooled
+                # connection can hang until the socket times out, far longer than a page may
+                # stay deaf.
+                async with asyncio.timeout(REJOIN_SECONDS):
+                    await self.channel_layer.group_add(self.group, self.channel_name)
+                    # Through the consumer's own channel, so the catch-up runs in turn with
+                    # the group messages instead of racing them. Waiting for it to come back
+                    # proves the layer still delivers to this consumer: a send can succeed
+                    # into a channel whose receive a Redis restart left hanging, and then
+                    # nothing would ever arrive.
+                    await self.channel_layer.send(self.channel_name, {"type": "live.rejoined"})
+                    await self._heard_back.wait()
             except Exception:  # noqa: BLE001 - whatever the layer raised, the client must reconnect
                 await self.close(code=CLOSE_LAYER_LOST)
                 return
 
     async def live_rejoined(self, message: dict[str, Any]) -> None:
+        heard_back = getattr(self, "_heard_back", None)
+        if heard_back is not None:
+            heard_back.set()
         await self.rejoined()
 
     async def disconnect(self, code: int) -> None:

@@ -34,8 +34,9 @@
   if (!htmx) return;
 
   var RETRIED_BY_EXTENSION = { 1006: 1, 1011: 1, 1012: 1, 1013: 1 };
-  // 1008 = policy violation, 1009 = frame too big, 44xx = the consumers' refusals.
-  var FINAL_CLOSE_CODES = { 1008: 1, 1009: 1, 4401: 1, 4403: 1, 4404: 1 };
+  // 1008 = policy violation, 1009 and 4009 = frame too big, 44xx = the consumers' refusals.
+  // 4011 (the channel layer was lost) is none of these: reconnect and replay.
+  var FINAL_CLOSE_CODES = { 1008: 1, 1009: 1, 4009: 1, 4401: 1, 4403: 1, 4404: 1 };
   var RECONNECT_MAX_MS = 5000;
   var LABELS = { live: "Live", reconnecting: "Reconnecting…", offline: "Offline, reload the page" };
   var LEADING_SEQ = /^\s*<[^>]*\sdata-seq="(\d+)"/;

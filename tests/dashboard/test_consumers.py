@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.db import transaction
 from django.test import Client
@@ -26,7 +27,7 @@ from django.test import Client
 from dashboard import services
 from dashboard.config.asgi import application
 from dashboard.execution import embedded
-from dashboard.live import broadcast
+from dashboard.live import broadcast, consumers
 from dashboard.live.consumers import MAX_INBOUND_BYTES
 from dashboard.models import TERMINAL_RUN_STATUSES, RunEvent, RunStatus, WorkflowRun
 
@@ -157,7 +158,7 @@ async def test_run_socket_closes_on_an_oversized_frame(connect: Any, cookie: byt
         text_data=json.dumps({"type": "resume", "pad": "x" * MAX_INBOUND_BYTES})
     )
 
-    assert await communicator.receive_output(5) == {"type": "websocket.close", "code": 1009}
+    assert await communicator.receive_output(5) == {"type": "websocket.close", "code": 4009}
 
 
 async def test_run_socket_closes_on_a_binary_frame(connect: Any, cookie: bytes) -> None:
@@ -432,3 +433,41 @@ async def test_a_page_socket_gets_out_of_band_html_and_resumes_after_its_seq(
     frame = await communicator.receive_from(5)
     assert 'data-seq="4"' in frame and 'id="event-4"' in frame and 'id="event-3"' not in frame
     assert await communicator.receive_nothing(0.2)
+
+
+# ------------------------------------------------------------------------------ layer health
+
+
+async def test_a_socket_whose_layer_still_delivers_stays_open(
+    connect: Any, cookie: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(consumers, "REJOIN_SECONDS", 0.1)
+    communicator, connected, _ = await connect("/ws/approvals/", cookie=cookie)
+    assert connected
+    await communicator.receive_json_from(5)  # the count, on connect
+
+    await asyncio.sleep(1)  # several re-joins, each heard back
+
+    assert await communicator.receive_nothing(0.2)
+
+
+async def test_a_socket_whose_layer_stops_delivering_is_closed_for_the_client_to_reconnect(
+    connect: Any, cookie: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a Redis restart can leave: sends succeed, nothing comes back to this consumer."""
+    monkeypatch.setattr(consumers, "REJOIN_SECONDS", 0.1)
+    layer = get_channel_layer()
+    send = layer.send
+
+    async def deaf_send(channel: str, message: dict[str, Any]) -> None:
+        if message.get("type") != "live.rejoined":
+            await send(channel, message)
+
+    monkeypatch.setattr(layer, "send", deaf_send)
+    communicator, connected, _ = await connect("/ws/approvals/", cookie=cookie)
+    assert connected
+    await communicator.receive_json_from(5)
+
+    closed = await communicator.receive_output(5)
+
+    assert closed == {"type": "websocket.close", "code": consumers.CLOSE_LAYER_LOST}

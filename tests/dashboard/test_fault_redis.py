@@ -218,6 +218,12 @@ def test_runs_and_a_live_page_come_through_redis_killed_and_restarted(
 # ------------------------------------------------------------------------- API clients
 
 
+def lagging(seen: list[list[int]], run: dict[str, Any]) -> str:
+    """Which clients have not seen the last event, and where each of them stopped."""
+    behind = [(i, s[-3:]) for i, s in enumerate(seen) if not s or s[-1] != run["last_event_seq"]]
+    return f"clients behind event {run['last_event_seq']}: {behind}\n"
+
+
 async def follow(url: str, headers: dict[str, str], seen: list[int], stop: threading.Event) -> int:
     """A JSON client of a run's socket: reconnects after any close, resuming after the last
     sequence number it saw; returns how many times its socket opened."""
@@ -260,7 +266,8 @@ def test_no_api_client_of_a_run_goes_deaf_when_redis_restarts_empty(
         redis.start()  # at once: consumers whose receive did not fail stay connected
         run = stack.wait_for_run(run_id, "completed", "failed", timeout=120)
         wait_for(lambda: all(s and s[-1] == run["last_event_seq"] for s in seen),
-                 "every client to see the last event", stack.log, timeout=90)
+                 "every client to see the last event", lambda: lagging(seen, run) + stack.log(),
+                 timeout=90)
     finally:
         stop.set()
         thread.join(30)
@@ -270,3 +277,21 @@ def test_no_api_client_of_a_run_goes_deaf_when_redis_restarts_empty(
     assert all(s == every_event for s in seen), [(len(s), s[-3:]) for s in seen]
     print(f"\n{API_CLIENTS} clients: {sum(n > 1 for n in opened)} reconnected, {sum(n == 1 for n in opened)}"
           f" stayed connected; each saw all {len(every_event)} events once")
+
+
+def test_the_consumers_own_closes_reach_the_client_through_daphne(stack: Stack) -> None:
+    """Daphne only sends close codes 1000 and 3000-4999; a consumer closing with any other code
+    would leave the socket open. The closes the live pages rely on must arrive, with their code."""
+    stack.driver("person", "olga", PASSWORD, "Viewer")
+    headers = {"Cookie": f"sessionid={stack.driver('session', 'olga')}", "Origin": stack.base_url}
+    url = stack.base_url.replace("http://", "ws://") + "/ws/approvals/"
+
+    async def too_big() -> int | None:
+        async with websockets.connect(url, additional_headers=headers) as socket:
+            await socket.send("x" * 5000)
+            with contextlib.suppress(websockets.ConnectionClosed):
+                await asyncio.wait_for(socket.recv(), 10)
+            await asyncio.wait_for(socket.wait_closed(), 10)
+            return socket.close_code
+
+    assert asyncio.run(too_big()) == 4009
