@@ -10,6 +10,11 @@ Enums and models are looked up by name in a ``TypeRegistry``; the decoder never 
 Because a user dict containing "$t" is always wrapped in the "dict" tag, data cannot turn into a
 type on the way back. Decoding is bounded (size, depth) and every failure is one
 ``CheckpointDecodeError``.
+
+The text is the standard library's ``json`` output, byte for byte: stored texts are hashed into
+content addresses and signatures, so they must not depend on what is installed. When ``orjson``
+is importable it writes and parses the text instead, but only where its output is provably the
+same (see ``workflows.fast_json``): otherwise, and without it, the ``json`` module does the work.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from collections.abc import Callable
 from itertools import chain
 from typing import Any
 
+from . import fast_json
 from .exceptions import CheckpointDecodeError, CheckpointEncodeError
 from .registry import AllowedTypes, TypeRegistry, default_registry, is_pydantic_model
 
@@ -38,6 +44,7 @@ __all__ = [
     "dumps",
     "encode",
     "encode_checkpoint_value",
+    "encode_text",
     "loads",
 ]
 
@@ -270,12 +277,27 @@ def _decode(data: Any, registry: TypeRegistry, depth: int) -> Any:
     if depth <= 0:
         raise CheckpointDecodeError("checkpoint data is nested too deeply")
     if kind is list:
+        kinds = set(map(type, data))
+        if kinds <= _PLAIN_OR_FLOAT:
+            return list(data)
+        if kinds == _DICT_ONLY and depth > 1 and _untagged_records(data):
+            return list(map(dict, data))
         return [_decode(item, registry, depth - 1) for item in data]
     if kind is dict:
         if TAG in data:
             return _decode_tag(data, registry, depth - 1)
+        if set(map(type, data.values())) <= _PLAIN_OR_FLOAT:
+            return dict(data)
         return {key: _decode(item, registry, depth - 1) for key, item in data.items()}
     raise CheckpointDecodeError(f"unexpected {kind.__name__} in checkpoint data")
+
+
+def _untagged_records(items: list[dict[Any, Any]]) -> bool:
+    """Dicts of scalars none of which is a tag, decoded as copies in one C-level pass each
+    over all keys and all values (one ``_decode`` call per value costs ten times more)."""
+    if TAG in set(chain.from_iterable(items)):
+        return False
+    return set(map(type, chain.from_iterable(map(dict.values, items)))) <= _PLAIN_OR_FLOAT
 
 
 def _decode_tag(data: dict[str, Any], registry: TypeRegistry, depth: int) -> Any:
@@ -431,7 +453,37 @@ def decode_checkpoint_value(
 
 def dumps(data: Any) -> str:
     """Compact JSON text of already-encoded data; refuses NaN (encode tags it instead)."""
+    if _large(data):
+        fast = fast_json.dumps(data, encoding=False)
+        if fast is not None:
+            return fast.decode("utf-8")
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _large(data: Any) -> bool:
+    """Worth the scan that lets orjson write it (a long list, a big dict): a checkpoint's
+    record or its graph signature is written faster by ``json`` alone than scanned first."""
+    return type(data) in _CONTAINERS and len(data) >= 64
+
+
+_CONTAINERS = (list, dict, tuple)
+
+
+def encode_text(
+    value: Any, *, registry: TypeRegistry = default_registry, where: str = "value"
+) -> str:
+    """``dumps(encode(value))``, the same text, without the encoded copy when ``value`` is
+    plain JSON already (the common large state: lists of records of scalars).
+
+    Raises:
+        CheckpointEncodeError: as ``encode``.
+    """
+    fast = fast_json.dumps(value, encoding=True)
+    # A NUL character or a "$t" key needs a tag; either shows in the text (conservatively:
+    # the same bytes inside a string also send the value the long way).
+    if fast is not None and b"\\u0000" not in fast and b'"$t"' not in fast:
+        return fast.decode("utf-8")
+    return dumps(encode(value, registry=registry, where=where))
 
 
 def _refuse_constant(name: str) -> Any:
@@ -457,6 +509,13 @@ def loads(text: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
         size = len(text.encode("utf-8", "surrogatepass"))  # characters may take 4 bytes each
     if size > max_bytes:
         raise CheckpointDecodeError(f"checkpoint document exceeds {max_bytes} bytes")
+    raw = None
+    if fast_json.enabled():
+        raw = bytes(text) if isinstance(text, (bytes, bytearray)) else _utf8(text)
+    if raw is not None:
+        data = fast_json.loads(raw)
+        if data is not fast_json.NOT_CANONICAL:
+            return data
     if isinstance(text, (bytes, bytearray)):
         try:
             text = bytes(text).decode("utf-8")
@@ -473,6 +532,13 @@ def loads(text: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
     if _SURROGATE.search(text) or (_MAYBE_SURROGATE.search(text) and _has_lone_surrogate(data)):
         raise CheckpointDecodeError("checkpoint document contains a lone surrogate")
     return data
+
+
+def _utf8(text: str) -> bytes | None:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: json's way reports it
+        return None
 
 
 def _has_lone_surrogate(data: Any) -> bool:

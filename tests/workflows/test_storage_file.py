@@ -227,15 +227,15 @@ async def test_deleting_a_checkpoint_while_another_save_is_in_flight_loses_nothi
     second = make_checkpoint(seconds=2, state=big_state())
     await storage.save(first)
     writing, release = threading.Event(), threading.Event()
-    real_write = file_storage.atomic_write
+    real_write = file_storage.durable_temp
 
-    def slow_write(path: Path, data: bytes) -> None:
+    def slow_write(path: Path, data: bytes) -> Path:
         if path.stem == second.checkpoint_id:
             writing.set()
             release.wait(5)
-        real_write(path, data)
+        return real_write(path, data)
 
-    monkeypatch.setattr(file_storage, "atomic_write", slow_write)
+    monkeypatch.setattr(file_storage, "durable_temp", slow_write)
     saving = asyncio.create_task(storage.save(second))
     assert await asyncio.to_thread(writing.wait, 5)
     assert await storage.delete(first.checkpoint_id)

@@ -46,6 +46,7 @@ class KnownPart:
     fingerprint: bytes | None  # of the live value, when it can be trusted (see _fingerprint)
     text: str
     digest: str
+    changed: bool = False  # its text differed from the one before
 
 
 class PartCache:
@@ -68,18 +69,8 @@ class PartCache:
         return parts
 
 
-def _parts(doc: dict[str, Any]) -> Iterator[tuple[Path, Any]]:
-    for key, value in doc["state"].items():
-        yield ("state", key), value
-    for executor_id, state in doc["executor_states"].items():
-        for key, value in state.items():
-            yield ("executor_states", executor_id, key), value
-    for path in _FIXED_PARTS:
-        yield path, doc[path[0]]
-
-
 def _live_parts(checkpoint: WorkflowCheckpoint) -> Iterator[tuple[Path, Any]]:
-    """The parts a fingerprint can stand for, in the order ``_parts`` yields them."""
+    """The parts a fingerprint can stand for, in document order."""
     for key, value in checkpoint.state.items():
         yield ("state", key), value
     for executor_id, state in checkpoint.executor_states.items():
@@ -115,8 +106,8 @@ def _fingerprint(value: Any) -> bytes | None:
 
 
 def _surely_inline(value: Any) -> bool:
-    """An encoded part whose JSON is certainly shorter than ``INLINE_LIMIT``, known without
-    writing it: most parts of most checkpoints (an empty dict, a counter) are."""
+    """A part (live or encoded) whose JSON is certainly shorter than ``INLINE_LIMIT``, known
+    without writing it: most parts of most checkpoints (an empty dict, a counter) are."""
     kind = type(value)
     if value is None or kind is bool or kind is float:
         return True  # a float's repr is at most 24 characters
@@ -141,8 +132,16 @@ def split_checkpoint(
     known = cache.for_run(checkpoint.run_id) if cache is not None else {}
     # Every fingerprint is taken before encoding: the encoded copy shares objects with the
     # live value, which would change marshal's back-references and so the bytes.
+    live = list(_live_parts(checkpoint))
+    # A part that changed at its last save is not fingerprinted: it most likely changed again,
+    # and marshal would cost a third of writing it. Its text tells; once the text repeats,
+    # fingerprints are taken again and an unchanged part is skipped from the save after.
     fingerprints = (
-        {path: _fingerprint(value) for path, value in _live_parts(checkpoint)}
+        {
+            path: _fingerprint(value)
+            for path, value in live
+            if path not in known or not known[path].changed
+        }
         if cache is not None
         else {}
     )
@@ -151,19 +150,26 @@ def split_checkpoint(
         for path, last in known.items()
         if last.fingerprint is not None and fingerprints.get(path) == last.fingerprint
     }
-    doc = _without(checkpoint, unchanged).to_dict(registry=registry)
+    # Large live parts are written straight to text (one pass, no encoded copy, see
+    # codec.encode_text); a placeholder keeps each one's place, so a part that turns out short
+    # goes back inline where it was.
+    large = {
+        path: value
+        for path, value in live
+        if path not in unchanged and not _surely_inline(value)
+    }
+    doc = _without(checkpoint, unchanged, large).to_dict(registry=registry)
 
     digests = {path: kept.digest for path, kept in unchanged.items()}
     blobs = {kept.digest: kept.text for kept in unchanged.values()}
     size = sum(len(kept.text) for kept in unchanged.values())
-    for path, value in list(_parts(doc)):
-        if _surely_inline(value):
+    for path, value, text in _texts(doc, large, registry):
+        if len(text) < INLINE_LIMIT:
+            if path in large:
+                _put(doc, path, codec.encode(value, registry=registry, where=_describe(path)))
             continue
         # Compared as JSON text, not with ==: in Python 1 == 1.0 == True, and a part whose
         # number changed type must not be stored as the old one.
-        text = codec.dumps(value)
-        if len(text) < INLINE_LIMIT:
-            continue
         previous = known.get(path)
         if previous is not None and previous.text == text:
             digest = previous.digest
@@ -173,13 +179,14 @@ def split_checkpoint(
         if fingerprint is not None and any(tag in text for tag in _BUFFER_TAGS):
             fingerprint = None
         if cache is not None:
-            known[path] = KnownPart(fingerprint, text, digest)
+            changed = previous is not None and previous.text != text
+            known[path] = KnownPart(fingerprint, text, digest, changed)
         digests[path] = digest
         blobs[digest] = text
         size += len(text)
         _remove(doc, path)
     # In document order whatever the cache knew, so a load rebuilds the same key order.
-    order = [path for path, _ in _live_parts(checkpoint)] + list(_FIXED_PARTS)
+    order = [path for path, _ in live] + list(_FIXED_PARTS)
     doc["blob_refs"] = [[list(path), digests[path]] for path in order if path in digests]
     doc["pending_request_ids"] = list(checkpoint.pending_request_info_events)
     record_text = codec.dumps(doc)
@@ -187,15 +194,40 @@ def split_checkpoint(
     return SplitCheckpoint(doc, record_text, blobs, size + len(record_text))
 
 
-def _without(checkpoint: WorkflowCheckpoint, parts: dict[Path, KnownPart]) -> WorkflowCheckpoint:
-    """``checkpoint`` minus the given state and executor-state parts (a shallow copy)."""
-    if not parts:
+def _texts(
+    doc: dict[str, Any], large: dict[Path, Any], registry: TypeRegistry
+) -> Iterator[tuple[Path, Any, str]]:
+    """(path, value, JSON text) of every part that may be a blob, in document order: the
+    large live parts, then the fixed parts as ``to_dict`` encoded them."""
+    for path, value in large.items():
+        yield path, value, codec.encode_text(value, registry=registry, where=_describe(path))
+    for path in _FIXED_PARTS:
+        value = doc[path[0]]
+        if not _surely_inline(value):
+            yield path, value, codec.dumps(value)
+
+
+def _without(
+    checkpoint: WorkflowCheckpoint, dropped: dict[Path, KnownPart], placeholders: dict[Path, Any]
+) -> WorkflowCheckpoint:
+    """``checkpoint`` minus the ``dropped`` state and executor-state parts, with None in place
+    of the ``placeholders`` ones (a shallow copy)."""
+    if not dropped and not placeholders:
         return checkpoint
+
     return dataclasses.replace(
         checkpoint,
-        state={k: v for k, v in checkpoint.state.items() if ("state", k) not in parts},
+        state={
+            k: None if ("state", k) in placeholders else v
+            for k, v in checkpoint.state.items()
+            if ("state", k) not in dropped
+        },
         executor_states={
-            eid: {k: v for k, v in st.items() if ("executor_states", eid, k) not in parts}
+            eid: {
+                k: None if ("executor_states", eid, k) in placeholders else v
+                for k, v in st.items()
+                if ("executor_states", eid, k) not in dropped
+            }
             for eid, st in checkpoint.executor_states.items()
         },
     )
