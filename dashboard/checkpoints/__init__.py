@@ -3,10 +3,12 @@
 * ``storage``: ``DjangoCheckpointStorage``, the engine's ``CheckpointStorage`` over the
   dashboard's tables (what the engine and the API read through);
 * ``writes``: the one write path (``save_split``): checkpoint row, new blobs and blob uses
-  in one transaction, with a per-process cache of blobs known to exist;
-* ``blob_uses``: which lineage uses which blob, and collecting blobs nobody uses;
-* ``async_connection``: the psycopg async connection the storage's async path uses.
+  in one transaction (one statement on PostgreSQL), with a per-process cache of blobs known
+  to exist;
+* ``blob_uses``: which lineage uses which blob, and collecting blobs nobody uses.
 
 A run's checkpoint is committed together with its events and progress by
-``services.checkpoint_commit``, which calls ``writes.save_split``.
+``services.checkpoint_commit``, through the storage's ``write`` (the worker's storage
+overrides ``commit``): on PostgreSQL ``writes.commit_split``, the same statement with the
+run's fenced update and its events in it.
 """

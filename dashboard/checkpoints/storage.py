@@ -4,13 +4,12 @@ A checkpoint row holds the record (the small part of the document, JSONB on Post
 sizeable values live once in ``CheckpointBlob`` rows shared by every checkpoint that refers to
 them. It passes the engine's storage contract suite unchanged.
 
-The engine is async and the ORM is sync. Reads and deletes do their database work in one
-sync function run through ``sync_to_async``. A save is the engine's hot path, once per
-superstep: on PostgreSQL it is one statement sent on an asyncio connection of the caller's
-own loop (``async_connection.AsyncDatabase``), since the hop to a thread and back would cost
-as much as the write; on SQLite it goes through ``sync_to_async`` in one transaction. Both
-build the same rows through ``checkpoints.writes``, the module every checkpoint write in the
-dashboard goes through.
+The engine is async and the ORM is sync: every call does its database work in one sync
+function run through ``sync_to_async``. A save is the engine's hot path, once per superstep:
+``write`` commits it (on PostgreSQL one statement, one round trip, built by
+``checkpoints.writes``, the module every checkpoint write in the dashboard goes through) and
+retries once when retention deleted a blob this process remembered; a worker's storage
+(``execution.worker``) overrides ``commit`` to write its run's progress in the same statement.
 """
 
 from __future__ import annotations
@@ -18,16 +17,15 @@ from __future__ import annotations
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db import IntegrityError, connections, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError, QuerySet, RestrictedError
 
-from dashboard.checkpoints.async_connection import AsyncDatabase
 from dashboard.checkpoints.blob_uses import collect_unused_blobs, ref_digests, release_unused_uses
 from dashboard.checkpoints.writes import (
     forget_known_blobs,
     is_known_blob,
     save_split,
-    save_split_async,
+    write_transaction,
 )
 from dashboard.models import Checkpoint, CheckpointBlob
 from workflows import (
@@ -41,6 +39,7 @@ from workflows.storage import (
     PartCache,
     SplitCheckpoint,
     join_checkpoint,
+    loads,
     split_checkpoint,
 )
 
@@ -79,56 +78,31 @@ class DjangoCheckpointStorage:
         self.using = using
         self._cache = PartCache()
         self.bytes_written = 0
-        # PostgreSQL saves go through one (see save), opened at the first; SQLite has no
-        # asyncio driver here. Storages made only to read never open it.
-        self._database: AsyncDatabase | None = None
-        self._postgres: bool | None = None  # the alias's vendor, looked up at the first save
 
     # ------------------------------------------------------------------------------------ save
 
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
         piece = split_checkpoint(checkpoint, cache=self._cache)
-        if self._postgres is None:
-            self._postgres = connections[self.using].vendor == "postgresql"
-        if self._postgres:
-            await self._save_async(piece)
-        else:
-            await sync_to_async(self._save_sync)(piece)
+        await sync_to_async(self.write)(checkpoint, piece)
         return checkpoint.checkpoint_id
 
-    async def _save_async(self, piece: SplitCheckpoint) -> None:
-        # On the caller's loop: one autocommitted statement, no hop to a thread and back.
-        if self._database is None:
-            self._database = AsyncDatabase(self.using)
+    def write(self, checkpoint: WorkflowCheckpoint, piece: SplitCheckpoint) -> None:
+        """Commit one split checkpoint; the one place a save retries."""
         try:
-            self.bytes_written += await save_split_async(piece, self._database)
+            self.commit(checkpoint, piece)
         except IntegrityError:
             # A blob this process believed stored was deleted by retention meanwhile.
             forget_known_blobs(piece.refs)
-            self.bytes_written += await save_split_async(piece, self._database)
+            self.commit(checkpoint, piece)
 
-    def _save_sync(self, piece: SplitCheckpoint) -> None:
-        try:
-            self.bytes_written += self._save_once(piece)
-        except IntegrityError:
-            # A blob this process believed stored was deleted by retention meanwhile.
-            forget_known_blobs(piece.refs)
-            self.bytes_written += self._save_once(piece)
-
-    def _save_once(self, piece: SplitCheckpoint) -> int:
-        """One transaction; the bytes of JSON it sent, counted as ``save_split_async`` does."""
-        sent = len(piece.record_text) + sum(
+    def commit(self, checkpoint: WorkflowCheckpoint, piece: SplitCheckpoint) -> None:
+        """One transaction (one statement on PostgreSQL) writing ``piece``; what a save adds to
+        it (a worker's run progress) is a subclass's. Raises IntegrityError as ``save_split``."""
+        self.bytes_written += len(piece.record_text) + sum(
             len(piece.blobs[d]) for d in dict.fromkeys(piece.refs) if not is_known_blob(d)
         )
-        with transaction.atomic(using=self.using):
+        with write_transaction(self.using):
             save_split(piece, using=self.using)
-        return sent
-
-    def close(self) -> None:
-        """Close the connections saves opened on event loops (they also close once their loop
-        has closed, at the next save, or when this storage is garbage-collected)."""
-        if self._database is not None:
-            self._database.close()
 
     # ------------------------------------------------------------------------------------ read
 
@@ -159,7 +133,7 @@ class DjangoCheckpointStorage:
         def blob(digest: str) -> Any:
             if digest not in blobs:
                 raise CheckpointDecodeError(f"checkpoint blob {digest} is missing")
-            return blobs[digest]
+            return loads(blobs[digest])  # CheckpointDecodeError when it is not sound JSON
 
         return join_checkpoint(record, blob)
 

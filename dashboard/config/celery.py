@@ -19,8 +19,10 @@ import os
 from typing import Any
 
 from celery import Celery
+from celery.signals import worker_process_shutdown
 
 from dashboard.execution.schedule import PERIODIC_JOBS
+from dashboard.observability.processes import forget_celery_child
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.config.settings")
 
@@ -46,7 +48,9 @@ class SuperstepCelery(Celery):
 
 app = SuperstepCelery("dashboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["dashboard.execution", "dashboard.approvals"])
+app.autodiscover_tasks(["dashboard.execution", "dashboard.approvals", "dashboard.alerts"])
+# A prefork child leaves with os._exit, past atexit: its live metric gauges are dropped here.
+worker_process_shutdown.connect(forget_celery_child)
 app.conf.beat_schedule = {
     job.name: {
         "task": job.task,

@@ -2,7 +2,8 @@
 
 The engine does the supersteps; ``_RunStorage`` turns each checkpoint it saves into one
 transaction (checkpoint, events since the last one, approvals, run progress) through
-``services.checkpoint_commit``, which refuses to write once the lease is lost.
+``services.checkpoint_commit``, which refuses to write once the lease is lost: one statement
+on PostgreSQL, sent on the storage's one write path.
 
 A database that goes away under the worker (a restart, a failover, a cut connection) is not the
 workflow's failure: when a commit or the finish loses its connection, the attempt ends as a
@@ -16,20 +17,21 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 import traceback
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
-from django.db import IntegrityError, InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError
 
 from dashboard import services
 from dashboard.checkpoints.storage import DjangoCheckpointStorage
-from dashboard.checkpoints.writes import forget_known_blobs
 from dashboard.execution import registry
 from dashboard.models import RunStatus
+from dashboard.observability import metrics
 from workflows import WorkflowCheckpoint, WorkflowEvent, WorkflowRunState
-from workflows.storage import encode, split_checkpoint
+from workflows.storage import SplitCheckpoint, encode
 
 __all__ = ["execute"]
 
@@ -70,23 +72,30 @@ def execute(run_id: str) -> None:
 
 
 class _RunStorage(DjangoCheckpointStorage):
-    """The storage the engine sees while this worker holds the run's lease."""
+    """The storage the engine sees while this worker holds the run's lease: each save commits
+    the run's progress with the checkpoint (``commit``), through the storage's one write path."""
 
     def __init__(self, lease: services.Lease, pending: list[dict[str, Any]]) -> None:
         super().__init__()
         self._lease = lease
         self._pending = pending
+        self._events: list[dict[str, Any]] = []
+        self._lap = metrics.Lap()  # a superstep lasts from the previous checkpoint to its own
 
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
-        piece = split_checkpoint(checkpoint, cache=self._cache)
-        events = _drain(self._pending)
-        commit = _ours(services.checkpoint_commit)
+        # Taken on the loop that appends them, before the write's thread runs.
+        self._events = _drain(self._pending)
         try:
-            await commit(self._lease, checkpoint, piece, events)
-        except IntegrityError:
-            forget_known_blobs(piece.refs)  # retention removed a blob this process cached
-            await commit(self._lease, checkpoint, piece, events)
-        return checkpoint.checkpoint_id
+            return await super().save(checkpoint)
+        except _CONNECTION_LOST as exc:
+            raise _DatabaseLost(f"checkpoint_commit: {exc}") from exc
+
+    def commit(self, checkpoint: WorkflowCheckpoint, piece: SplitCheckpoint) -> None:
+        services.checkpoint_commit(self._lease, checkpoint, piece, self._events)
+        metrics.checkpoint_committed(
+            checkpoint.workflow_name, piece.size_bytes, self._lap(),
+            kind=str(checkpoint.metadata.get("kind", "superstep")),
+        )
 
 
 def _drain(pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -98,15 +107,24 @@ def _drain(pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # The engine gives these events the messages themselves (MAF's payloads). The run's checkpoints
 # already hold every message, so the event log keeps them lean instead of encoding each twice.
 _LEAN_EVENTS = frozenset({"executor_invoked", "executor_completed"})
+# Stamped with when they happened, for the run page's executor timeline (dashboard/web/gantt.py).
+_TIMED_EVENTS = frozenset(
+    {"superstep_started", "executor_invoked", "executor_completed", "executor_failed", "request_info"}
+)
 
 
 def _event_dict(event: WorkflowEvent) -> dict[str, Any]:
     if event.type in _LEAN_EVENTS and event.data is not None:
         event = dataclasses.replace(event, data=None)
     try:
-        return event.to_dict()
+        stored = event.to_dict()
     except Exception as exc:  # noqa: BLE001 - an output the codec cannot store: keep the event, say why
-        return {"type": event.type, "executor_id": event.executor_id, "unstorable": str(exc)}
+        stored = {"type": event.type, "executor_id": event.executor_id, "unstorable": str(exc)}
+    if event.type in _TIMED_EVENTS:
+        # When it happened: the stream is live, so now is within a scheduling slice of it. The
+        # event's row is written at the superstep's commit, which is all its created_at says.
+        stored["at"] = round(time.time(), 4)
+    return stored
 
 
 async def _keep_lease(lease: services.Lease, driver: asyncio.Task[Any], every: float) -> None:
@@ -166,6 +184,7 @@ async def _drive(lease: services.Lease) -> None:
     )
     output: Any = None
     try:
+        metrics.attempt_started(plan.workflow_name)
         async for event in stream:
             if event.type == "superstep_completed":
                 continue  # the storage records it in the checkpoint's own transaction
@@ -191,5 +210,6 @@ async def _drive(lease: services.Lease) -> None:
         except (services.LeaseLost, _DatabaseLost):
             logger.info("run %s failed, but its lease or the database was lost", lease.run_id)
     finally:
+        metrics.attempt_ended(plan.workflow_name)
         keeper.cancel()
         await stream.aclose()

@@ -7,20 +7,33 @@ dropped message costs nothing a reconnect cannot repair from ``RunEvent``.
 In embedded mode the channel layer is in-memory and lives on the server's event loop, while
 runs execute on worker threads with loops of their own; messages are handed to the server's
 loop rather than touched from another thread.
+
+With a network layer (Redis) a process sends from one thread of its own (``_Sender``), on one
+long-lived event loop and its connections: a commit only queues its messages, so it never
+waits on the broker, and the thread sends them in the order they were queued, those queued
+meanwhile (and within ``_LINGER_SECONDS`` of the first) in one batch: a run's consecutive
+events as one message, a repeated notice once. Before, each message went through
+``async_to_sync``: a new event loop, and new broker connections, per message, on the
+committing thread.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
+import os
+import queue
 import threading
+import time
 from typing import Any
 
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 
 from dashboard.models import RunEvent
+from dashboard.observability import metrics
 
 __all__ = [
     "APPROVALS_GROUP",
@@ -66,6 +79,7 @@ def _send(group: str, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
+    sent = metrics.BroadcastTimer()  # _send runs in on_commit callbacks: the commit is now
     if settings.SUPERSTEP_EMBEDDED:
         with _loop_lock:
             loop = _server_loop
@@ -76,14 +90,114 @@ def _send(group: str, message: dict[str, Any]) -> None:
         except RuntimeError:
             running = None
         if running is loop:
-            loop.create_task(layer.group_send(group, message))
+            loop.create_task(layer.group_send(group, message)).add_done_callback(sent)
         else:
-            asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
+            asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop).add_done_callback(sent)
         return
+    if not isinstance(layer, InMemoryChannelLayer):
+        _sender.put(group, message, sent)
+        return
+    # An in-memory layer's queues belong to the loop of whoever reads them (a test's): sent
+    # there, as async_to_sync does from a thread serving that loop.
     try:
         async_to_sync(layer.group_send)(group, message)
     except Exception:  # a broker hiccup must not fail the commit that already happened
         logger.exception("broadcast to %s failed; clients catch up on reconnect", group)
+    else:
+        sent()
+
+
+def coalesce(batch: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """``batch`` with each group's consecutive ``run.events`` joined into one message and a
+    message repeating the group's previous one dropped; each group's order is kept."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    last: dict[str, int] = {}  # group -> index in out of its latest message
+    for group, message in batch:
+        index = last.get(group)
+        if index is not None:
+            previous = out[index][1]
+            if previous == message:
+                continue
+            if message.get("type") == previous.get("type") == "run.events" and message.get(
+                "run_id"
+            ) == previous.get("run_id"):
+                out[index] = (
+                    group,
+                    {**previous, "events": [*previous["events"], *message["events"]]},
+                )
+                continue
+        last[group] = len(out)
+        out.append((group, message))
+    return out
+
+
+# How long the sender lets messages gather after the first of a batch; a live page's update
+# comes this much later, and a busy worker spends a fraction of the CPU on the broker.
+_LINGER_SECONDS = 0.01
+
+
+class _Sender:
+    """This process's sending thread for a network channel layer (started at its first
+    message, again in a forked child)."""
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[tuple[str, dict[str, Any], metrics.BroadcastTimer]] = queue.Queue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def put(self, group: str, message: dict[str, Any], sent: metrics.BroadcastTimer) -> None:
+        with self._lock:
+            if self._thread is None or self._pid != os.getpid() or not self._thread.is_alive():
+                self._queue = queue.Queue()  # a forked child's copy may hold the parent's
+                self._pid = os.getpid()
+                self._thread = threading.Thread(
+                    target=self._run, args=(self._queue,), name="broadcast", daemon=True
+                )
+                self._thread.start()
+            self._queue.put((group, message, sent))
+
+    @staticmethod
+    def _run(pending: queue.Queue[tuple[str, dict[str, Any], metrics.BroadcastTimer]]) -> None:
+        loop = asyncio.new_event_loop()
+        while True:
+            batch = [pending.get()]
+            # A running workflow commits every few milliseconds: gathered for a moment, its
+            # supersteps' events go out as one message, its progress notices as one.
+            time.sleep(_LINGER_SECONDS)
+            while True:
+                try:
+                    batch.append(pending.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                loop.run_until_complete(_deliver(coalesce([(g, m) for g, m, _ in batch])))
+                for *_, sent in batch:
+                    sent()
+            finally:
+                for _ in batch:
+                    pending.task_done()
+
+    def flush(self, timeout: float = 2.0) -> bool:
+        """Wait until what was queued is sent (at exit; tests). True when it was."""
+        with self._lock:
+            pending = self._queue
+        with pending.all_tasks_done:
+            return pending.all_tasks_done.wait_for(lambda: not pending.unfinished_tasks, timeout)
+
+
+async def _deliver(batch: list[tuple[str, dict[str, Any]]]) -> None:
+    layer = get_channel_layer()
+    assert layer is not None
+    for group, message in batch:
+        try:
+            await layer.group_send(group, message)
+        except Exception:  # a broker hiccup: clients catch up from RunEvent on reconnect
+            logger.exception("broadcast to %s failed; clients catch up on reconnect", group)
+
+
+_sender = _Sender()
+atexit.register(_sender.flush)
 
 
 def broadcast_run_events(run_id: Any, events: list[dict[str, Any]]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import uuid
 from typing import Any, TypedDict, cast
 
@@ -91,9 +92,13 @@ def checkpoint_document(checkpoint: Checkpoint) -> dict[str, Any]:
     part). Nothing is decoded, so it reads even when the types it names are gone."""
     record = checkpoint.document if isinstance(checkpoint.document, dict) else {}
     refs = [r for r in record.get("blob_refs") or [] if isinstance(r, list) and len(r) == 2]
-    blobs = dict(
-        CheckpointBlob.objects.filter(digest__in=[r[1] for r in refs]).values_list("digest", "data")
-    )
+    # Blobs are stored as the JSON text the codec wrote (the bytes its digest is of).
+    blobs = {
+        digest: json.loads(text)
+        for digest, text in CheckpointBlob.objects.filter(digest__in=[r[1] for r in refs]).values_list(
+            "digest", "data"
+        )
+    }
     doc = {k: v for k, v in record.items() if k not in ("blob_refs", "pending_request_ids")}
     doc["state"] = dict(doc.get("state") or {})
     doc["executor_states"] = {k: dict(v) for k, v in (doc.get("executor_states") or {}).items()}

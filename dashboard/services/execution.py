@@ -6,20 +6,22 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
+import json
 import os
 import socket
 import uuid
 from typing import Any, NotRequired, TypedDict
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 
 from dashboard import run_events
-from dashboard.checkpoints.writes import save_split
+from dashboard.checkpoints.writes import RunProgress, commit_split, save_split
 from dashboard.execution import registry
 from dashboard.live import broadcast
 from dashboard.models import ApprovalRequest, ApprovalStatus, Checkpoint, RunStatus, WorkflowRun
+from dashboard.observability import metrics
 from dashboard.services import approvals
 from dashboard.services.common import (
     ACTIVE_STATUSES,
@@ -78,6 +80,9 @@ def lease_acquire(run_id: RunId, owner: str) -> Lease | None:
         takeover = run.status == RunStatus.RUNNING
         if takeover:
             run.lost_workers += 1  # its worker died; a redelivered task got here before the sweeper
+            transaction.on_commit(
+                functools.partial(metrics.lease_taken_over, run.workflow_name, by="worker"), robust=True
+            )
         run.fencing_epoch += 1
         run.attempts += 1
         run.lease_owner = owner
@@ -157,7 +162,68 @@ def checkpoint_commit(
     events: list[dict[str, Any]],
 ) -> None:
     """One superstep's checkpoint, its events, new approval requests and the run's progress,
-    in one transaction, written only while this worker still holds the lease."""
+    in one transaction, written only while this worker still holds the lease.
+
+    On PostgreSQL a checkpoint that raises no request (nearly all of them) is one statement:
+    one round trip and one commit (``writes.commit_split``). One that does, and SQLite, take
+    the ORM's transaction, which also opens the approval requests.
+
+    Raises:
+        LeaseLost: the lease was taken over, or the run is no longer running.
+        django.db.IntegrityError: as ``save_split`` (the storage forgets the blob and retries).
+    """
+    kind = str(checkpoint.metadata.get("kind", "superstep"))
+    marker = run_events.checkpoint_marker(
+        kind,
+        checkpoint.iteration_count,
+        checkpoint.checkpoint_id,
+        piece.size_bytes,
+        len(checkpoint.pending_request_info_events),
+    )
+    events = [*events, dict(marker)]
+    if checkpoint.pending_request_info_events or connection.vendor != "postgresql":
+        _checkpoint_commit_orm(lease, checkpoint, piece, events)
+        return
+    stamp = now()
+    output = _last_output(events)
+    progress = RunProgress(
+        run_id=lease.run_id,
+        epoch=lease.epoch,
+        owner=lease.owner,
+        lease_expires_at=stamp + dt.timedelta(seconds=lease_seconds()),
+        events_json=json.dumps(events, separators=(",", ":"), ensure_ascii=False),
+        event_count=len(events),
+        output=None if output is None else json.dumps(output, separators=(",", ":")),
+        trace_id=trace_id_of(checkpoint.metadata.get(TRACE_KEY)) or "",
+        stamp=stamp,
+    )
+    last_seq = commit_split(piece, progress)
+    if last_seq is None:
+        raise LeaseLost(f"run {lease.run_id}: lease epoch {lease.epoch} is no longer current")
+    first = last_seq - len(events)
+    payload = [
+        {
+            "seq": first + number,
+            "type": str(event["type"])[:100],
+            "data": {k: v for k, v in event.items() if k != "type"},
+            "created_at": stamp.isoformat(),
+        }
+        for number, event in enumerate(events, start=1)
+    ]
+    transaction.on_commit(
+        functools.partial(broadcast.broadcast_run_events, lease.run_id, payload), robust=True
+    )
+    transaction.on_commit(
+        functools.partial(broadcast.broadcast_runs_progress, lease.run_id), robust=True
+    )
+
+
+def _checkpoint_commit_orm(
+    lease: Lease,
+    checkpoint: WorkflowCheckpoint,
+    piece: SplitCheckpoint,
+    events: list[dict[str, Any]],
+) -> None:
     new_requests = _approval_specs(lease.run_id, checkpoint)
     with transaction.atomic():
         run = fenced(lease)
@@ -185,15 +251,7 @@ def checkpoint_commit(
                     approvals.approval_opened(request, run)
 
         save_split(piece, run_id=run.pk, after=link)
-        kind = str(checkpoint.metadata.get("kind", "superstep"))
-        marker = run_events.checkpoint_marker(
-            kind,
-            checkpoint.iteration_count,
-            checkpoint.checkpoint_id,
-            piece.size_bytes,
-            len(checkpoint.pending_request_info_events),
-        )
-        record_events(run, [*events, marker])
+        record_events(run, events)
         transaction.on_commit(
             functools.partial(broadcast.broadcast_runs_progress, run.pk), robust=True
         )
@@ -223,6 +281,8 @@ class ApprovalSpec(TypedDict):
 
 
 def _approval_specs(run_id: uuid.UUID, checkpoint: WorkflowCheckpoint) -> list[ApprovalSpec]:
+    if not checkpoint.pending_request_info_events:
+        return []
     existing = set(
         ApprovalRequest.objects.filter(
             run_id=run_id, engine_run_id=checkpoint.run_id
@@ -329,6 +389,10 @@ def runs_sweep() -> list[str]:
                 continue
             if expired:
                 run.lost_workers += 1
+                transaction.on_commit(
+                    functools.partial(metrics.lease_taken_over, run.workflow_name, by="sweeper"),
+                    robust=True,
+                )
             if expired and run.lost_workers >= settings.SUPERSTEP_MAX_ATTEMPTS:
                 run.lease_owner, run.lease_expires_at = "", None
                 set_status(

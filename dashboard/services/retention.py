@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import fnmatch
+import functools
 import time
 import uuid
 from collections.abc import Iterator
@@ -39,6 +40,7 @@ from dashboard.models import (
     RunEvent,
     WorkflowRun,
 )
+from dashboard.observability import metrics
 from dashboard.services import audit, authz
 from dashboard.services.common import now, record_events
 from dashboard.services.errors import NotFound
@@ -256,6 +258,7 @@ def _apply(
         report.checkpoints += len(sizes)
         report.bytes += sum(sizes.values())
     report.batches += 1
+    _count_pruned(policy, checkpoints=len(sizes), size_bytes=sum(sizes.values()))
 
 
 def _delete_run(run_id: uuid.UUID, policy: RetentionPolicy, report: PruneReport, batch_size: int, touched: set[str]) -> None:
@@ -292,6 +295,12 @@ def _delete_run(run_id: uuid.UUID, policy: RetentionPolicy, report: PruneReport,
     report.runs += 1
     report.checkpoints += total
     report.bytes += size
+    _count_pruned(policy, checkpoints=total, runs=1, size_bytes=size)
+
+
+def _count_pruned(policy: RetentionPolicy, **deleted: int) -> None:
+    # Once committed: a prune run inside a caller's transaction counts only if that commits.
+    transaction.on_commit(functools.partial(metrics.pruned, policy.name, **deleted), robust=True)
 
 
 def _delete_first[M: models.Model](rows: QuerySet[M], size: int) -> int:

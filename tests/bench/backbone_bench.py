@@ -171,7 +171,6 @@ def bench_storage(database_url: str, supersteps: int, rounds: int) -> list[dict[
         warm = DjangoCheckpointStorage()
         async_to_sync(_loop_on_storage)(warm, items, min(200, supersteps))
         latest = async_to_sync(warm.get_latest)(workflow_name="bench-loop")
-        warm.close()
         # The same checkpoint JSON the storage wrote, whole (its blobs joined back in).
         document = json.dumps(latest.to_dict(), ensure_ascii=False, separators=(",", ":")).encode()
         raw_insert_seconds(database_url, document, half)  # warm-up
@@ -182,10 +181,10 @@ def bench_storage(database_url: str, supersteps: int, rounds: int) -> list[dict[
             before = raw_insert_seconds(database_url, document, half)
             _clear_checkpoints()
             storage = DjangoCheckpointStorage()
-            # async_to_sync: the storage's ORM calls run on this thread, on one connection.
+            # async_to_sync: the storage's writes run on this thread, on one connection, through
+            # the path a worker's commits take (tests/bench/worker_bench.py times a real worker).
             seconds = async_to_sync(_loop_on_storage)(storage, items, supersteps) / checkpoints
             after = raw_insert_seconds(database_url, document, half)
-            storage.close()
             if not pairs or seconds < min(s for s, _ in pairs):
                 bytes_sent, stored = storage.bytes_written, _counts()
             pairs.append((seconds, (before + after) / 2))

@@ -30,7 +30,6 @@ BIG = {"payload": "r" * 8000}
 def storage() -> Iterator[DjangoCheckpointStorage]:
     storage = DjangoCheckpointStorage(using="pg")
     yield storage
-    storage.close()
     connections.close_all()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -62,3 +63,36 @@ def test_links_become_one_use_per_lineage_and_come_back_from_the_documents(
     assert sorted(links.values_list("checkpoint_id", "checkpointblob_id")) == [
         ("a1", "d1"), ("a1", "d2"), ("a2", "d1"), ("b1", "d1")
     ]
+
+
+BLOB_TEXT = ("dashboard", "0016_checkpoint_blob_text")
+
+
+def test_blob_values_become_json_text_and_come_back(
+    executor: MigrationExecutor, transactional_db_alias: str
+) -> None:
+    alias = transactional_db_alias
+    before = sorted(p for p in executor.loader.graph.node_map[BLOB_TEXT].parents if p[0] == "dashboard")
+    apps = _migrate(executor, [before[0].key])
+    value = {"items": [1, "é", None], "n": 2.5}
+    apps.get_model("dashboard", "CheckpointBlob").objects.using(alias).create(
+        digest="d1", data=value, size_bytes=10
+    )
+
+    _migrate(executor, [BLOB_TEXT])
+    with connections[alias].cursor() as cursor:
+        cursor.execute("SELECT data FROM dashboard_checkpointblob WHERE digest = 'd1'")
+        (text,) = cursor.fetchone()
+        if connections[alias].vendor == "postgresql":
+            cursor.execute(
+                "SELECT a.attcompression, (SELECT 'lz4' = ANY(enumvals) FROM pg_settings"
+                " WHERE name = 'default_toast_compression') FROM pg_attribute a"
+                " WHERE a.attrelid = 'dashboard_checkpointblob'::regclass AND a.attname = 'data'"
+            )
+            compression, lz4 = cursor.fetchone()
+            assert compression == ("l" if lz4 else "")
+    assert isinstance(text, str) and json.loads(text) == value
+
+    apps = _migrate(executor, [before[0].key])
+    blob = apps.get_model("dashboard", "CheckpointBlob").objects.using(alias).get(digest="d1")
+    assert blob.data == value

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import itertools
+import json
 import logging
 import math
 import threading
@@ -467,7 +468,7 @@ def test_whole_run_deletion_is_batched_too(services_db: str) -> None:
 
 
 def blob(digest: str) -> CheckpointBlob:
-    return CheckpointBlob.objects.create(digest=digest, data={"v": digest}, size_bytes=10)
+    return CheckpointBlob.objects.create(digest=digest, data=json.dumps({"v": digest}), size_bytes=10)
 
 
 def refer(checkpoint: Checkpoint, *blobs: CheckpointBlob) -> None:

@@ -12,24 +12,31 @@ test_integration_celery.py, with real workers.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import connections, transaction
+from asgiref.sync import async_to_sync
+from django.db import IntegrityError, connections, transaction
 from django.test import override_settings
 from django.utils import timezone
 
 from dashboard import services
 from dashboard.checkpoints.storage import DjangoCheckpointStorage
 from dashboard.execution import embedded, tasks
+from dashboard.execution.worker import _RunStorage
+from dashboard.live import broadcast
 from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
     AuditEntry,
     Checkpoint,
+    CheckpointBlob,
+    CheckpointBlobUse,
     RunEvent,
     RunStatus,
     WorkflowRun,
@@ -256,20 +263,17 @@ def test_every_superstep_commits_checkpoint_events_and_progress_together() -> No
         assert marker.data["iteration"] == row.superstep
 
 
-def test_checkpoint_commit_that_fails_midway_writes_nothing(
-    held: Held, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_checkpoint_commit_that_fails_midway_writes_nothing(held: Held) -> None:
     run = services.run_start(workflow_name="squares", input={"limit": 2})
     lease = services.lease_acquire(run.pk, "worker-a")
     assert lease is not None
-    before = written(run)
     checkpoint, piece = checkpoint_pieces(run, 1)
+    # A row in the way of the superstep's marker: the commit fails after writing the checkpoint
+    # row and the run's progress (one statement on PostgreSQL, a transaction on SQLite).
+    RunEvent.objects.create(run=run, seq=run.last_event_seq + 2, type="in-the-way", data={})
+    before = written(run)
 
-    def explode(*args: Any, **kwargs: Any) -> None:
-        raise RuntimeError("the database went away after the checkpoint row was written")
-
-    monkeypatch.setattr(execution, "record_events", explode)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(IntegrityError):
         services.checkpoint_commit(lease, checkpoint, piece, [{"type": "executor_completed"}])
 
     assert written(run) == before
@@ -379,6 +383,85 @@ def test_the_current_lease_holder_commits(held: Held) -> None:
     run.refresh_from_db()
     assert run.latest_checkpoint_id == checkpoint.checkpoint_id and run.current_superstep == 1
     assert event_types(run)[-2:] == ["executor_completed", "superstep_completed"]
+    assert_gapless_events(run)
+
+
+def test_checkpoint_commit_broadcasts_the_events_as_stored_with_the_output(
+    held: Held, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = services.run_start(workflow_name="squares", input={"limit": 2})
+    lease = services.lease_acquire(run.pk, "worker-a")
+    assert lease is not None
+    sent: list[list[dict[str, Any]]] = []
+    monkeypatch.setattr(
+        execution.broadcast, "broadcast_run_events", lambda run_id, payload: sent.append(payload)
+    )
+    checkpoint, piece = checkpoint_pieces(run, 1)
+
+    services.checkpoint_commit(
+        lease, checkpoint, piece, [{"type": "output", "executor_id": "w", "data": {"n": [1, "é"]}}]
+    )
+
+    stored = [broadcast.event_payload(row) for row in events(run)[-2:]]
+    assert sent == [json.loads(json.dumps(stored))]
+    run.refresh_from_db()
+    assert run.output == {"n": [1, "é"]} and run.current_superstep == 1
+    assert run.lease_expires_at > timezone.now() + dt.timedelta(seconds=20)
+    assert_gapless_events(run)
+
+
+def test_checkpoint_commit_on_postgres_is_one_round_trip(
+    database: str, held: Held, tmp_path: Path
+) -> None:
+    if database != "pg":
+        pytest.skip("SQLite commits through the ORM's transaction")
+    run = services.run_start(workflow_name="squares", input={"limit": 3})
+    lease = services.lease_acquire(run.pk, "worker-a")
+    assert lease is not None
+    first, first_piece = checkpoint_pieces(run, 1)
+    services.checkpoint_commit(lease, first, first_piece, [])  # prepares the statement
+    run.refresh_from_db()
+    checkpoint, piece = checkpoint_pieces(run, 2)
+    connection = connections["default"].connection
+    trace = tmp_path / "trace"
+    with trace.open("w") as handle:
+        connection.pgconn.trace(handle.fileno())
+        try:
+            services.checkpoint_commit(lease, checkpoint, piece, [{"type": "executor_completed"}])
+        finally:
+            connection.pgconn.untrace()
+    backend = [line.split("\t")[3] for line in trace.read_text().splitlines() if "\tB\t" in line]
+
+    assert backend.count("ReadyForQuery") == 1, backend
+    run.refresh_from_db()
+    assert run.latest_checkpoint_id == checkpoint.checkpoint_id
+    assert event_types(run)[-2:] == ["executor_completed", "superstep_completed"]
+
+
+def test_a_workers_commit_sends_again_a_blob_retention_deleted_meanwhile(held: Held) -> None:
+    run = services.run_start(workflow_name="squares", input={"limit": 3})
+    lease = services.lease_acquire(run.pk, "worker-a")
+    assert lease is not None
+    storage = _RunStorage(lease, [])
+    big = {"payload": "q" * 64 * 1024}
+    first = make_checkpoint(
+        workflow_name=run.workflow_name, run_id=run.engine_run_id, iteration_count=1, state=big
+    )
+    async_to_sync(storage.save)(first)
+    # Retention elsewhere let go of the blob this process remembers storing.
+    CheckpointBlobUse.objects.all().delete()
+    CheckpointBlob.objects.all().delete()
+    second = make_checkpoint(
+        workflow_name=run.workflow_name, run_id=run.engine_run_id, iteration_count=2,
+        previous_checkpoint_id=first.checkpoint_id, seconds=1, state=big,
+    )
+
+    async_to_sync(storage.save)(second)
+
+    run.refresh_from_db()
+    assert run.latest_checkpoint_id == second.checkpoint_id and run.current_superstep == 2
+    assert CheckpointBlob.objects.count() == 1
+    assert DjangoCheckpointStorage().load_sync(second.checkpoint_id).state == big
     assert_gapless_events(run)
 
 

@@ -17,6 +17,7 @@ end of each test (from that thread), so PostgreSQL can drop the test database at
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -42,7 +43,6 @@ BIG = {"payload": "z" * 64 * 1024}
 async def storage(transactional_db_alias: str) -> AsyncIterator[DjangoCheckpointStorage]:
     storage = DjangoCheckpointStorage(using=transactional_db_alias)
     yield storage
-    storage.close()  # its asyncio connection (PostgreSQL saves)
     await sync_to_async(connections.close_all)()  # runs on the storage's worker thread
 
 
@@ -253,23 +253,27 @@ async def test_storage_treats_an_id_with_a_nul_byte_as_missing(
 
 @pytest.mark.postgres
 @pytest.mark.django_db(databases=["pg"], transaction=True)
-async def test_a_postgres_save_stays_on_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    # No hop to a thread and back per superstep: the write goes out on the loop itself.
-    def no_thread(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("a PostgreSQL save must not go through sync_to_async")
-
+def test_a_postgres_save_is_one_round_trip_and_one_commit(tmp_path: Path) -> None:
+    # The storage's write path, the one a worker's commits take: one statement in autocommit
+    # (no BEGIN, no COMMIT), counted on the wire (libpq's protocol trace).
     storage = DjangoCheckpointStorage(using="pg")
-    monkeypatch.setattr("dashboard.checkpoints.storage.sync_to_async", no_thread)
-    try:
-        checkpoint = make_checkpoint(state={"big": BIG})
-        await storage.save(checkpoint)
-        await storage.save(make_checkpoint(seconds=1, state={"big": BIG}))
-    finally:
-        monkeypatch.undo()
-        storage.close()
+    first = make_checkpoint(state={"big": BIG})
+    storage.write(first, split_checkpoint(first))  # prepares the statement of this shape
+    second = make_checkpoint(seconds=1, state={"big": {"payload": "y" * 64 * 1024}})
+    piece = split_checkpoint(second)
+    connection = connections["pg"].connection
+    trace = tmp_path / "trace"
+    with trace.open("w") as handle:
+        connection.pgconn.trace(handle.fileno())
+        try:
+            storage.write(second, piece)
+        finally:
+            connection.pgconn.untrace()
+    messages = [line.split("\t")[3] for line in trace.read_text().splitlines() if "\tB\t" in line]
 
-    assert (await storage.load(checkpoint.checkpoint_id)).state == {"big": BIG}
-    await sync_to_async(connections.close_all)()
+    assert messages.count("ReadyForQuery") == 1, messages
+    assert Checkpoint.objects.using("pg").filter(checkpoint_id=second.checkpoint_id).exists()
+    assert CheckpointBlob.objects.using("pg").count() == 2  # each new blob a scalar parameter
 
 
 @pytest.mark.postgres

@@ -35,7 +35,7 @@ def test_storage_totals_by_workflow_status_and_largest_runs(
     for _ in range(3):
         add_checkpoint(big, 3000)
     add_checkpoint(small, 1000)
-    CheckpointBlob.objects.create(digest="sha256:x", data={"a": 1}, size_bytes=512)
+    CheckpointBlob.objects.create(digest="sha256:x", data='{"a":1}', size_bytes=512)
     response = client_as("Viewer").get("/storage/")
     context = response.context
     assert context["totals"] == {

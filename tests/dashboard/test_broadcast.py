@@ -1,0 +1,92 @@
+"""dashboard/live/broadcast.py: what a commit hands to the channel layer, and in what order."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import threading
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import channel_layers, get_channel_layer
+from django.test import override_settings
+
+from dashboard.live import broadcast
+
+
+def events(run: str, *seqs: int) -> tuple[str, dict[str, Any]]:
+    message = {
+        "type": "run.events",
+        "run_id": run,
+        "events": [{"seq": s, "type": "t", "data": {}, "created_at": "x"} for s in seqs],
+    }
+    return f"run.{run}", message
+
+
+def changed(run: str) -> tuple[str, dict[str, Any]]:
+    return "runs", {"type": "runs.changed", "run_id": run}
+
+
+def test_coalesce_joins_a_groups_consecutive_events_and_keeps_every_groups_order() -> None:
+    batch = [
+        events("a", 1),
+        changed("a"),
+        events("a", 2, 3),
+        events("b", 1),
+        changed("a"),
+        events("a", 4),
+    ]
+
+    assert broadcast.coalesce(batch) == [events("a", 1, 2, 3, 4), changed("a"), events("b", 1)]
+
+
+def test_coalesce_does_not_join_events_across_another_message_of_the_group() -> None:
+    run_changed = ("run.a", {"type": "run.changed", "run_id": "a"})
+    batch = [events("a", 1), run_changed, events("a", 2)]
+
+    assert broadcast.coalesce(batch) == batch
+
+
+@pytest.mark.redis
+def test_a_network_layer_gets_every_message_in_order_without_the_commit_waiting(
+    redis_url: str,
+) -> None:
+    layers = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [redis_url], "prefix": f"test-{secrets.token_hex(4)}"},
+        }
+    }
+    with override_settings(CHANNEL_LAYERS=layers, SUPERSTEP_EMBEDDED=False):
+        channel_layers.backends.clear()
+        try:
+            layer = get_channel_layer()
+            assert layer is not None
+            channel = async_to_sync(layer.new_channel)()
+            async_to_sync(layer.group_add)("run.r1", channel)
+            caller = threading.current_thread()
+            sent_from: list[threading.Thread] = []
+            real_send = layer.group_send
+
+            async def spy(group: str, message: dict[str, Any]) -> None:
+                sent_from.append(threading.current_thread())
+                await real_send(group, message)
+
+            layer.group_send = spy  # type: ignore[method-assign]
+            for seq in range(1, 51):
+                broadcast.broadcast_run_events("r1", [{"seq": seq, "type": "t", "data": {}}])
+            assert broadcast._sender.flush(10)
+
+            async def receive_all() -> list[int]:
+                seqs: list[int] = []
+                while len(seqs) < 50:
+                    message = await asyncio.wait_for(layer.receive(channel), 5)
+                    seqs += [event["seq"] for event in message["events"]]
+                return seqs
+
+            assert async_to_sync(receive_all)() == list(range(1, 51))
+            assert sent_from and caller not in sent_from  # the sender's own thread sent them
+            assert len({id(thread) for thread in sent_from}) == 1  # one long-lived thread
+        finally:
+            channel_layers.backends.clear()
