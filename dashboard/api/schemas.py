@@ -190,6 +190,7 @@ class RunOut(Schema):
     )
     trace_id: str | None = Field(description="the OpenTelemetry trace of the run's spans, when traced")
     trace_url: str | None = Field(description="the run's trace in the tracing UI (SUPERSTEP_TRACE_URL)")
+    schedule_id: int | None = Field(None, description="the schedule that started the run")
 
 
 class RunsOut(Schema):
@@ -296,6 +297,7 @@ def run_out(run: WorkflowRun) -> RunOut:
         migration_reason=run.migration_reason,
         trace_id=run.trace_id or None,
         trace_url=selectors.trace_url(run.trace_id),
+        schedule_id=run.schedule_id,
     )
 
 

@@ -20,10 +20,12 @@ from dashboard import services
 from dashboard.execution import periodic, worker
 from dashboard.execution.embedded import enqueue_on_commit, register_periodic
 from dashboard.execution.schedule import PERIODIC_JOBS
+from dashboard.services import schedules
 
 __all__ = [
     "enqueue_run_on_commit",
     "execute_run",
+    "fire_schedules",
     "park_stranded_runs",
     "prune_checkpoints",
     "sweep_approvals",
@@ -34,6 +36,7 @@ SWEEP_RUNS = PERIODIC_JOBS["sweep-runs"]
 SWEEP_APPROVALS = PERIODIC_JOBS["sweep-approvals"]
 PRUNE = PERIODIC_JOBS["prune-checkpoints"]
 PARK = PERIODIC_JOBS["park-stranded-runs"]
+FIRE_SCHEDULES = PERIODIC_JOBS["fire-schedules"]
 
 
 @shared_task(
@@ -94,7 +97,20 @@ def prune_checkpoints() -> list[dict[str, object]]:
     return [report.as_dict() for report in reports or []]
 
 
+@shared_task(name=FIRE_SCHEDULES.task, ignore_result=True)
+def fire_schedules() -> list[int]:
+    """Start the runs of the schedules whose tick is due (once per period, and each tick
+    once however many processes fire it)."""
+    _, fired = periodic.run_once_per_period(
+        FIRE_SCHEDULES.name, FIRE_SCHEDULES.every, schedules.schedules_fire_due
+    )
+    return fired or []
+
+
 register_periodic(SWEEP_RUNS.name, every=SWEEP_RUNS.every, func=services.runs_sweep)
 register_periodic(SWEEP_APPROVALS.name, every=SWEEP_APPROVALS.every, func=services.approvals_sweep)
 register_periodic(PARK.name, every=PARK.every, func=services.park_runs_on_removed_versions)
 register_periodic(PRUNE.name, every=PRUNE.every, func=services.checkpoint_prune)
+register_periodic(
+    FIRE_SCHEDULES.name, every=FIRE_SCHEDULES.every, func=schedules.schedules_fire_due
+)

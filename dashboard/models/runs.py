@@ -71,6 +71,10 @@ class WorkflowRun(models.Model):
     # The OpenTelemetry trace the run's spans belong to (32 hex), from its first traced
     # checkpoint; "" when untraced. A resume continues the same trace.
     trace_id = models.CharField(max_length=32, blank=True, default="", db_default="")
+    # The schedule that started the run (None: started by hand, or its schedule was deleted).
+    schedule = models.ForeignKey(
+        "Schedule", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
     # The engine's lineage run_id: resuming keeps it, a fresh start gets a new one.
     engine_run_id = models.CharField(max_length=ENGINE_ID_LENGTH, blank=True, default="")
     created_by = models.ForeignKey(

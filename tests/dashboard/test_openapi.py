@@ -358,6 +358,22 @@ def exercise(
     assert admin.post("/api/retention/prune/", {"dry_run": "no"}).status_code == 400
     assert api.post("/api/retention/prune/", {"dry_run": True}).status_code == 403
 
+    # schedules: create, list, pause, resume, trigger (a second trigger is skipped: 409)
+    schedule = api.post("/api/schedules/", {"name": "n", "workflow": "squares", "input": FAST, "cron": "0 * * * *"})
+    assert schedule.status_code == 201
+    assert api.post("/api/schedules/", {"name": "m", "workflow": "squares", "cron": "0 99 * * *"}).status_code == 400
+    assert viewer.post("/api/schedules/", {"name": "v", "workflow": "squares", "cron": "* * * * *"}).status_code == 403
+    assert api.get("/api/schedules/").status_code == 200
+    assert nobody.get("/api/schedules/").status_code == 403
+    schedule_path = f"/api/schedules/{schedule.json()['id']}"
+    assert api.post(f"{schedule_path}/pause/").status_code == 200
+    assert api.post(f"{schedule_path}/pause/").status_code == 409
+    assert api.post(f"{schedule_path}/resume/").status_code == 200
+    assert api.post(f"{schedule_path}/resume/").status_code == 409
+    assert api.post(f"{schedule_path}/trigger/").status_code == 201
+    assert api.post(f"{schedule_path}/trigger/").status_code == 409
+    assert viewer.post(f"{schedule_path}/trigger/").status_code == 403
+
 
 def test_openapi_every_endpoint_answers_as_documented(
     operator: Any, role_user: Callable[..., Any]

@@ -64,6 +64,7 @@ dashboard_urls = [
     path("", _view, name="run_list"),
     path("approvals/", _view, name="approval_inbox"),
     path("storage/", _view, name="storage"),
+    path("schedules/", _view, name="schedules"),
 ]
 urlpatterns = [
     path("", include((dashboard_urls, "dashboard"))),
