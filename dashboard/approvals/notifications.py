@@ -1,11 +1,13 @@
-"""Delivering approval notifications: email through Django's backend, and webhooks signed per
+"""Delivering notifications about approval requests and alert incidents: email through
+Django's backend, Slack incoming webhooks (``{"text": ...}``), and webhooks signed per
 the Standard Webhooks spec (https://www.standardwebhooks.com/, the ``standardwebhooks``
 package): headers ``webhook-id`` (the same on every retry of one notification),
 ``webhook-timestamp`` (the attempt's Unix time) and ``webhook-signature``
 (``v1,<base64 HMAC-SHA256 of "id.timestamp.body">``). README.md, "Webhooks", says how a
 receiver verifies them.
 
-Rows are written by services in the transaction that raised the request; delivery is a Celery
+Rows are written by services in the transaction that raised the request or opened the
+incident (``services.approvals``, ``services.alert_notifications``); delivery is a Celery
 task enqueued after commit (``dashboard.approvals.tasks``), and a failed attempt is retried with
 backoff by the periodic sweep.
 
@@ -38,6 +40,7 @@ from django.utils import timezone
 from standardwebhooks import Webhook
 
 from dashboard.models import ApprovalRule, Notification
+from dashboard.services.alert_notifications import alert_notification_sent
 
 __all__ = ["Claim", "claim", "deliver", "due_for_retry", "signed_headers"]
 
@@ -65,7 +68,9 @@ def deliver(notification_id: int) -> bool:
     attempt = claim(notification_id)
     if attempt is None:
         return False
-    note = Notification.objects.select_related("request__run").get(pk=notification_id)
+    note = Notification.objects.select_related(
+        "request__run", "incident__rule", "incident__run"
+    ).get(pk=notification_id)
     try:
         _send(note)
     except Exception as exc:  # noqa: BLE001 -- any transport failure: record it, retry later
@@ -73,7 +78,10 @@ def deliver(notification_id: int) -> bool:
         backoff = dt.timedelta(seconds=min(3600, 5 * 2**note.attempts))
         _record(attempt, last_error=error, next_attempt_at=timezone.now() + backoff)
         return False
-    return _record(attempt, sent_at=timezone.now())
+    sent = _record(attempt, sent_at=timezone.now())
+    if sent:
+        alert_notification_sent(note)
+    return sent
 
 
 def claim(notification_id: int, *, now: dt.datetime | None = None) -> Claim | None:
@@ -130,37 +138,58 @@ def _record(
 
 def _send(note: Notification) -> None:
     if note.kind == Notification.EMAIL:
-        subject = {
-            "approval_raised": "Approval needed",
-            "approval_overdue": "Approval overdue",
-        }.get(note.event, "Superstep approval")
-        send_mail(
-            f"[Superstep] {subject}: {note.payload.get('workflow')} ({note.payload.get('executor_id')})",
-            json.dumps(note.payload, indent=2, sort_keys=True),
-            settings.DEFAULT_FROM_EMAIL,
-            [note.target],
-        )
+        subject, text = _email(note)
+        send_mail(subject, text, settings.DEFAULT_FROM_EMAIL, [note.target])
         return
     body = json.dumps(note.payload, sort_keys=True, separators=(",", ":"))
-    rule = ApprovalRule.objects.filter(workflow_name=note.request.run.workflow_name).first()
+    headers = {"Content-Type": "application/json"}
+    if note.kind == Notification.WEBHOOK:
+        headers["X-Superstep-Event"] = note.event
+        headers.update(
+            signed_headers(_secret(note), message_id=note.message_id, body=body, timestamp=timezone.now())
+        )
     request = urllib.request.Request(
-        note.target,
-        data=body.encode("utf-8"),
-        method="POST",
-        headers={
-            "Content-Type": "application/json",
-            "X-Superstep-Event": note.event,
-            **signed_headers(
-                rule.webhook_secret if rule is not None else "",
-                message_id=note.message_id,
-                body=body,
-                timestamp=timezone.now(),
-            ),
-        },
+        note.target, data=body.encode("utf-8"), method="POST", headers=headers
     )
     with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT_SECONDS) as answer:
         if not 200 <= answer.status < 300:
             raise urllib.error.HTTPError(note.target, answer.status, "not 2xx", answer.headers, None)
+
+
+def _email(note: Notification) -> tuple[str, str]:
+    """Subject and text of an email notification."""
+    payload = note.payload
+    if note.incident_id is not None:
+        resolved = note.event == "alert_resolved"
+        lines = [
+            str(payload.get("summary")),
+            *([str(payload.get("resolution"))] if resolved and payload.get("resolution") else []),
+            "",
+            f"Rule: {payload.get('rule')}",
+            f"Open in Superstep: {payload.get('url')}",
+            "",
+            json.dumps(payload, indent=2, sort_keys=True),
+        ]
+        prefix = "Resolved" if resolved else "Alert"
+        return f"[Superstep] {prefix}: {payload.get('summary')}", "\n".join(lines)
+    subject = {
+        "approval_raised": "Approval needed",
+        "approval_overdue": "Approval overdue",
+    }.get(note.event, "Superstep approval")
+    return (
+        f"[Superstep] {subject}: {payload.get('workflow')} ({payload.get('executor_id')})",
+        json.dumps(payload, indent=2, sort_keys=True),
+    )
+
+
+def _secret(note: Notification) -> str:
+    """The key that signs a webhook: its alert rule's, or its workflow's approval rule's."""
+    if note.incident is not None:
+        return note.incident.rule.webhook_secret
+    if note.request is None:
+        return ""
+    rule = ApprovalRule.objects.filter(workflow_name=note.request.run.workflow_name).first()
+    return rule.webhook_secret if rule is not None else ""
 
 
 def signed_headers(secret: str, *, message_id: str, body: str, timestamp: dt.datetime) -> dict[str, str]:

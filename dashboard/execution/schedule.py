@@ -34,6 +34,10 @@ PERIODIC_JOBS: dict[str, PeriodicSchedule] = {
         PeriodicSchedule("retry-notifications", "dashboard.retry_notifications", 30.0),
         # Waiting runs whose version a deploy removed and the deployed one cannot carry.
         PeriodicSchedule("park-stranded-runs", "dashboard.park_stranded_runs", 30.0),
+        # Schedules whose tick is due (each tick starts its run once: services.schedules).
+        PeriodicSchedule("fire-schedules", "dashboard.fire_schedules", 5.0),
+        # Alert rules: open incidents whose condition holds, resolve those that cleared.
+        PeriodicSchedule("evaluate-alerts", "dashboard.evaluate_alerts", 15.0),
         # Every enabled retention policy.
         PeriodicSchedule("prune-checkpoints", "dashboard.prune_checkpoints", 3600.0),
     )

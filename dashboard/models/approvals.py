@@ -198,7 +198,8 @@ class ApprovalVote(models.Model):
 
 
 class Notification(models.Model):
-    """An email or signed webhook about an approval, sent after commit and retried until sent.
+    """An email, Slack message or signed webhook about an approval request or an alert
+    incident (exactly one of the two), sent after commit and retried until sent.
 
     Delivery claims the row in one short transaction (``claim_token``, valid until
     ``claimed_until``), sends with no transaction open, and records the outcome in another:
@@ -207,11 +208,26 @@ class Notification(models.Model):
 
     EMAIL = "email"
     WEBHOOK = "webhook"
+    SLACK = "slack"
 
-    kind = models.CharField(max_length=10, choices=((EMAIL, "Email"), (WEBHOOK, "Webhook")))
-    event = models.CharField(max_length=30)  # approval_raised, approval_overdue
+    kind = models.CharField(
+        max_length=10, choices=((EMAIL, "Email"), (WEBHOOK, "Webhook"), (SLACK, "Slack"))
+    )
+    # approval_raised, approval_overdue; alert_opened, alert_resolved
+    event = models.CharField(max_length=30)
     request = models.ForeignKey(
-        "dashboard.ApprovalRequest", on_delete=models.CASCADE, related_name="notifications"
+        "dashboard.ApprovalRequest",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="notifications",
+    )
+    incident = models.ForeignKey(
+        "dashboard.AlertIncident",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="notifications",
     )
     target = models.CharField(max_length=500)
     payload = models.JSONField(default=dict)
@@ -231,6 +247,13 @@ class Notification(models.Model):
         indexes = (
             models.Index(
                 fields=["next_attempt_at"], condition=Q(sent_at__isnull=True), name="notification_due"
+            ),
+        )
+        constraints = (
+            models.CheckConstraint(
+                condition=Q(request__isnull=False, incident__isnull=True)
+                | Q(request__isnull=True, incident__isnull=False),
+                name="notification_about_one_thing",
             ),
         )
 

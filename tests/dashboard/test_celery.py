@@ -13,12 +13,14 @@ import pytest
 from celery import Celery
 
 from dashboard import celery_app, services
+from dashboard.alerts import tasks as alert_tasks
 from dashboard.approvals import tasks as approval_tasks
 from dashboard.config.settings import BASE_DIR
 from dashboard.execution import embedded
 from dashboard.execution import tasks as execution_tasks
 from dashboard.execution.schedule import PERIODIC_JOBS
 from dashboard.models import PeriodicJobRun
+from dashboard.services import alert_evaluation, schedules
 
 EnvBuilder = Callable[..., dict[str, str]]
 
@@ -41,7 +43,7 @@ def test_beat_publishes_every_periodic_job_at_the_interval_the_threads_use() -> 
 
     assert set(schedule) == set(PERIODIC_JOBS) == set(threads) == {
         "sweep-runs", "sweep-approvals", "retry-notifications", "park-stranded-runs",
-        "prune-checkpoints",
+        "prune-checkpoints", "fire-schedules", "evaluate-alerts",
     }
     for name, entry in schedule.items():
         assert entry["task"] in celery_app.tasks, entry["task"]
@@ -58,19 +60,28 @@ def test_each_periodic_task_runs_its_job_once_per_period(
     monkeypatch.setattr(services, "approvals_sweep", lambda: calls.append("approvals") or [])
     monkeypatch.setattr(services, "checkpoint_prune", lambda: calls.append("prune") or [])
     monkeypatch.setattr(services, "park_runs_on_removed_versions", lambda: calls.append("park") or [])
+    monkeypatch.setattr(schedules, "schedules_fire_due", lambda: calls.append("schedules") or [])
+    monkeypatch.setattr(
+        alert_evaluation, "alerts_evaluate",
+        lambda: calls.append("alerts") or alert_evaluation.EvaluationReport(opened=[1]),
+    )
     tasks = [
         execution_tasks.sweep_runs,
         execution_tasks.sweep_approvals,
         execution_tasks.prune_checkpoints,
         approval_tasks.retry_notifications,
         execution_tasks.park_stranded_runs,
+        execution_tasks.fire_schedules,
+        alert_tasks.evaluate_alerts,
     ]
 
     first = [task() for task in tasks]
     second = [task() for task in tasks]
 
-    assert first == [["run-1"], [], [], [], []] and second == [[], [], [], [], []]
-    assert calls == ["runs", "approvals", "prune", "park"]
+    nothing = {"opened": [], "resolved": []}
+    assert first == [["run-1"], [], [], [], [], [], {"opened": [1], "resolved": []}]
+    assert second == [[], [], [], [], [], [], nothing]
+    assert calls == ["runs", "approvals", "prune", "park", "schedules", "alerts"]
     assert sorted(PeriodicJobRun.objects.values_list("job", flat=True)) == sorted(PERIODIC_JOBS)
 
 

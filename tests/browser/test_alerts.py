@@ -1,0 +1,137 @@
+"""Alerts in the dashboard's own pages, in Chromium (issue 16): an admin creates an alert rule
+through the form (a refused URL shown beside its field), a run fails, the server's embedded
+``evaluate-alerts`` thread opens an incident and a signed webhook reaches a receiver here with
+a link back to the run; the run page shows the alert; a retry that succeeds resolves it, and
+the receiver hears that too.
+
+On a server of its own, deployed with ``SUPERSTEP_BASE_URL`` naming it (the links must be
+absolute), whose failed run must not show in the other tests' lists.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from standardwebhooks import Webhook
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+RUN_URL = re.compile(r"/runs/[0-9a-f-]{36}/$")
+
+
+class Receiver:
+    """The webhook endpoint of the rule: keeps each verified payload."""
+
+    def __init__(self) -> None:
+        self.payloads: list[dict[str, Any]] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.payloads.append(Webhook(SECRET).verify(body, dict(self.headers)))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/superstep-alerts"
+
+    def wait_for(self, event: str, timeout: float = 60) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = [p for p in self.payloads if p["event"] == event]
+            if found:
+                return found[0]
+            time.sleep(0.5)
+        raise AssertionError(f"no {event} within {timeout} s: {json.dumps(self.payloads)}")
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    running = Receiver()
+    thread = threading.Thread(target=running.server.serve_forever, daemon=True)
+    thread.start()
+    yield running
+    running.server.shutdown()
+    running.server.server_close()
+
+
+def test_an_admin_sets_an_alert_that_fires_on_a_failed_run_and_resolves_on_its_retry(
+    deployment: Callable[..., Any],
+    new_context: Callable[..., Any],
+    login_as: Callable[..., None],
+    problems: Any,
+    screenshot: Callable[[Any, str], Any],
+    receiver: Receiver,
+) -> None:
+    first = deployment()
+    server = deployment(SUPERSTEP_BASE_URL=first.url)  # the same port: links name this server
+    page = new_context(base_url=server.url).new_page()
+    login_as(page, "admin")
+
+    page.goto("/alerts/")
+    assert "No alert rules" in page.inner_text("#alert-rules")
+    page.click("text=New alert rule")
+    page.fill("#id_name", "fail-at-step failures")
+    page.select_option("#id_condition", "run_failed")
+    page.select_option("#id_workflow_name", "fail-at-step")
+    page.fill("#id_webhook_url", "ftp://example.com/hook")
+    page.click("#alert-rule-form button[type=submit]")
+    assert "An http:// or https:// URL" in page.inner_text("#id_webhook_url_error")
+
+    page.fill("#id_webhook_url", receiver.url)
+    page.fill("#id_webhook_secret", SECRET)
+    screenshot(page, "alert-rule-form")
+    page.click("#alert-rule-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/alerts/$"))
+    row = page.locator('tr[data-alert-rule="fail-at-step failures"]')
+    assert "Run failed" in row.inner_text() and "webhook (signed)" in row.inner_text()
+
+    # A run that fails at its second step while a 12-second outage lasts.
+    page.goto("/runs/start/?workflow=fail-at-step")
+    for name, value in {"steps": 3, "fail_at": 2, "outage_seconds": 12, "work_ms": 0}.items():
+        page.fill(f"#id_input-{name}", str(value))
+    page.click("form .card-footer button[type=submit]")
+    page.wait_for_url(RUN_URL)
+    run_id = page.url.rstrip("/").rsplit("/", 1)[-1]
+    page.wait_for_selector("#run-header .pill.status-failed", timeout=60_000)
+
+    opened = receiver.wait_for("alert_opened")
+    assert opened["run_id"] == run_id and opened["url"] == f"{server.url}/runs/{run_id}/"
+    assert opened["rule"] == "fail-at-step failures" and "failed" in opened["summary"]
+    page.reload()
+    page.wait_for_selector('#run-alerts [data-alert-state="delivered"]')
+    assert "fail-at-step failures" in page.inner_text("#run-alerts")
+
+    # Retried once the outage is over, it completes: the incident is resolved and told so.
+    time.sleep(max(0.0, 13 - (time.time() - _started(opened))))
+    page.locator("#run-actions > form button:has-text('Retry')").click()
+    page.locator("#retry-dialog button[value=confirm]").click()
+    page.wait_for_selector("#run-header .pill.status-completed", timeout=60_000)
+    resolved = receiver.wait_for("alert_resolved")
+    assert resolved["incident_id"] == opened["incident_id"] and resolved["resolved_at"]
+
+    page.goto("/alerts/")
+    incident = page.locator(f'#alert-incidents tr[data-incident="{opened["incident_id"]}"]')
+    assert "resolved" in incident.inner_text()
+    screenshot(page, "alerts")
+    assert [p["event"] for p in receiver.payloads] == ["alert_opened", "alert_resolved"]
+    assert problems.all(allow=("status of 422",)) == []  # the refused URL above
+
+
+def _started(opened: dict[str, Any]) -> float:
+    """When the incident opened, in Unix seconds (the run failed just before)."""
+    from datetime import datetime
+
+    return datetime.fromisoformat(opened["opened_at"]).timestamp()
