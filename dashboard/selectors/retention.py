@@ -23,6 +23,7 @@ __all__ = [
     "StatusStorage",
     "StorageTotals",
     "WorkflowStorage",
+    "newest_run_id",
     "storage_by_status",
     "storage_by_workflow",
     "storage_growth",
@@ -125,6 +126,11 @@ def storage_totals() -> StorageTotals:
         blob_bytes=blobs["bytes"] or 0,
         runs=WorkflowRun.objects.count(),
     )
+
+
+def newest_run_id() -> uuid.UUID | None:
+    """The most recently created run's id (one row of the creation-time index), or None."""
+    return WorkflowRun.objects.order_by("-created_at").values_list("pk", flat=True).first()
 
 
 def storage_growth(days: int = 30) -> list[DayGrowth]:
