@@ -1,4 +1,5 @@
-"""Read-only admin views of runs, checkpoints, approvals and events.
+"""Read-only admin views of runs, checkpoints, approvals and events; users with the roles they
+hold for named workflows only.
 
 Changes go through ``dashboard.services`` (guarded transitions, events, enqueueing), so the
 admin never adds, edits or deletes rows itself; admin actions that call services may.
@@ -8,7 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied
 from django.db.models import Model
 from django.http import HttpRequest
@@ -23,6 +27,7 @@ from dashboard.models import (
     CheckpointBlob,
     RetentionPolicy,
     RunEvent,
+    WorkflowGrant,
     WorkflowRun,
 )
 
@@ -286,3 +291,81 @@ class AuditEntryAdmin(ReadOnlyAdmin):
             return "-"
         return format_html("{} → {}", _clipped(entry.checkpoint_before or "-", 9),
                            _clipped(entry.checkpoint_after or "-", 9))
+
+
+# ------------------------------------------------------------------ roles for named workflows
+
+
+class WorkflowGrantForm(forms.ModelForm):  # type: ignore[type-arg]  # generic only in django-stubs
+    """A role (one of the four) for one registered workflow."""
+
+    class Meta:
+        model = WorkflowGrant
+        fields = ("user", "role", "workflow_name")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from dashboard.execution import registry
+        from dashboard.services.authz import ROLE_NAMES
+
+        super().__init__(*args, **kwargs)
+        self.fields["role"].queryset = Group.objects.filter(name__in=ROLE_NAMES)  # type: ignore[attr-defined]
+        names = registry.names()
+        current = self.instance.workflow_name if self.instance.pk else ""
+        choices = [(n, n) for n in names] + ([(current, f"{current} (not registered)")] if current and current not in names else [])
+        self.fields["workflow_name"] = forms.ChoiceField(choices=choices, label="Workflow")
+
+
+class WorkflowGrantInline(admin.TabularInline):  # type: ignore[type-arg]
+    model = WorkflowGrant
+    form = WorkflowGrantForm
+    fk_name = "user"
+    extra = 0
+    fields = ("role", "workflow_name")
+    verbose_name = "role for one workflow"
+    verbose_name_plural = (
+        "Roles for named workflows only (a role chosen in Groups above counts for every workflow)"
+    )
+
+
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class UserAdmin(DjangoUserAdmin):  # type: ignore[type-arg]  # generic only in django-stubs
+    inlines = (*DjangoUserAdmin.inlines, WorkflowGrantInline)
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        super().save_formset(request, form, formset, change)
+        if formset.model is WorkflowGrant:
+            _audit_grants(request, form.instance, formset)
+
+
+@admin.register(WorkflowGrant)
+class WorkflowGrantAdmin(FitsAdmin):
+    form = WorkflowGrantForm
+    list_display = ("user", "role", "workflow_name", "created_at")
+    list_filter = ("role", "workflow_name")
+    search_fields = ("user__username", "workflow_name")
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        services.audit.record(request.user, "grant", target=f"user {obj.user}",
+                              details={"role": obj.role.name, "workflow": obj.workflow_name})
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        services.audit.record(request.user, "ungrant", target=f"user {obj.user}",
+                              details={"role": obj.role.name, "workflow": obj.workflow_name})
+        super().delete_model(request, obj)
+
+
+def _audit_grants(request: HttpRequest, user: Any, formset: Any) -> None:
+    """Who gave or took which role on which workflow, from the user page's inline."""
+    for grant in formset.new_objects:
+        services.audit.record(request.user, "grant", target=f"user {user}",
+                              details={"role": grant.role.name, "workflow": grant.workflow_name})
+    for grant in formset.deleted_objects:
+        services.audit.record(request.user, "ungrant", target=f"user {user}",
+                              details={"role": grant.role.name, "workflow": grant.workflow_name})
+    for grant, _ in formset.changed_objects:
+        services.audit.record(request.user, "grant", target=f"user {user}",
+                              details={"role": grant.role.name, "workflow": grant.workflow_name})

@@ -54,7 +54,7 @@ from dashboard.checkpoints.storage import DjangoCheckpointStorage
 from dashboard.execution import registry
 from dashboard.models import ApprovalStatus, RunStatus, WorkflowRun
 
-__all__ = ["MAX_LIMIT", "router"]
+__all__ = ["MAX_LIMIT", "refuse_other_methods", "router"]
 
 MAX_LIMIT = 200
 router = Router()
@@ -70,8 +70,8 @@ def _limit(limit: int) -> int:
     return max(1, min(MAX_LIMIT, limit))
 
 
-def _run_or_404(run_id: uuid.UUID) -> WorkflowRun:
-    run = selectors.run_get(run_id)
+def _run_or_404(request: HttpRequest, run_id: uuid.UUID) -> WorkflowRun:
+    run = selectors.run_get(run_id, user=request.user)
     if run is None:
         raise services.NotFound(f"no run with id {run_id}")
     return run
@@ -83,7 +83,9 @@ def _run_or_404(run_id: uuid.UUID) -> WorkflowRun:
 @router.get("/workflows/", response={200: WorkflowsOut, **refusals()}, url_name="workflows")
 def workflows(request: HttpRequest) -> WorkflowsOut:
     """The registered workflows, with the JSON Schema of each one's input."""
-    return WorkflowsOut(workflows=[_workflow_out(name) for name in registry.names()])
+    visible = services.visible_workflows(request.user)
+    names = [name for name in registry.names() if visible is None or name in visible]
+    return WorkflowsOut(workflows=[_workflow_out(name) for name in names])
 
 
 def _workflow_out(name: str) -> WorkflowOut:
@@ -107,7 +109,10 @@ def run_list(
     limit: int = 50,
 ) -> RunsOut:
     """Runs, newest first, optionally of one status and workflow; ``limit`` is capped at 200."""
-    rows = selectors.run_list_full(status=status, workflow=workflow, limit=_limit(limit))
+    rows = selectors.run_list_full(
+        status=status, workflow=workflow, limit=_limit(limit),
+        workflows=services.visible_workflows(request.user),
+    )
     return RunsOut(runs=[run_out(run) for run in rows])
 
 
@@ -120,7 +125,7 @@ def run_start(request: HttpRequest, payload: RunStartIn) -> Status[RunOut]:
 
 @router.get("/runs/{uuid:run_id}/", response={200: RunOut, **refusals(404)}, url_name="run")
 def run_detail(request: HttpRequest, run_id: uuid.UUID) -> RunOut:
-    return run_out(_run_or_404(run_id))
+    return run_out(_run_or_404(request, run_id))
 
 
 @router.get(
@@ -130,7 +135,7 @@ def run_detail(request: HttpRequest, run_id: uuid.UUID) -> RunOut:
 )
 def run_checkpoints(request: HttpRequest, run_id: uuid.UUID) -> CheckpointsOut:
     """The run's checkpoints in the order they were written, without their documents."""
-    run = _run_or_404(run_id)
+    run = _run_or_404(request, run_id)
     return CheckpointsOut(checkpoints=[checkpoint_out(c) for c in selectors.run_checkpoints(run)])
 
 
@@ -143,7 +148,7 @@ def checkpoint_detail(
     request: HttpRequest, run_id: uuid.UUID, checkpoint_id: str
 ) -> CheckpointDetailOut:
     """One checkpoint, its document decoded with the workflow's types."""
-    run = _run_or_404(run_id)
+    run = _run_or_404(request, run_id)
     checkpoint = selectors.checkpoint_get(run.pk, checkpoint_id)
     if checkpoint is None:
         raise services.NotFound(f"run {run.pk} has no checkpoint {checkpoint_id!r}")
@@ -163,7 +168,7 @@ def checkpoint_detail(
 )
 def run_events(request: HttpRequest, run_id: uuid.UUID, after: int = 0, limit: int = 500) -> EventsOut:
     """Events with ``seq > after`` in order (at most ``limit``, capped at 200), and the last seq."""
-    run = _run_or_404(run_id)
+    run = _run_or_404(request, run_id)
     rows = selectors.run_events_after(run.pk, max(0, after), limit=_limit(limit))
     return EventsOut(events=[event_out(e) for e in rows], last_seq=run.last_event_seq)
 
@@ -274,7 +279,7 @@ def approvals(
     request: HttpRequest, status: ApprovalStatus = ApprovalStatus.PENDING, limit: int = 50
 ) -> ApprovalsOut:
     """Requests in one status: pending ones oldest first, the others latest decided first."""
-    rows = selectors.approvals_by_status(status, limit=_limit(limit))
+    rows = selectors.approvals_by_status(status, limit=_limit(limit), user=request.user)
     return ApprovalsOut(approvals=[approval_out(a) for a in rows])
 
 
@@ -344,7 +349,7 @@ def _method_not_allowed(path: str, allowed: list[str]) -> Callable[..., Any]:
     return method_not_allowed
 
 
-def _refuse_other_methods() -> None:
+def refuse_other_methods(router: Router) -> None:
     """A method a path does not serve is refused with 405 in the API's format, after
     authentication and ``admit`` like any request (ninja's own 405 is text, and comes first)."""
     for path, path_view in list(router.path_operations.items()):
@@ -356,4 +361,4 @@ def _refuse_other_methods() -> None:
         )
 
 
-_refuse_other_methods()
+refuse_other_methods(router)

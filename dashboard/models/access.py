@@ -1,4 +1,5 @@
-"""Access: API tokens (only their SHA-256 is stored) and the append-only audit trail."""
+"""Access: API tokens (only their SHA-256 is stored), roles granted for named workflows, single
+sign-on identities and the append-only audit trail."""
 
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-__all__ = ["ApiToken", "AuditEntry", "AuditLogIsAppendOnly"]
+__all__ = [
+    "ApiToken",
+    "AuditEntry",
+    "AuditLogIsAppendOnly",
+    "SingleSignOnIdentity",
+    "WorkflowGrant",
+]
 
 
 class ApiToken(models.Model):
@@ -27,6 +34,53 @@ class ApiToken(models.Model):
     def __str__(self) -> str:
         return f"{self.name or 'token'} for {self.user}"
 
+
+
+class WorkflowGrant(models.Model):
+    """A role for one workflow only (``dashboard.services.authz``): its holder has the role's
+    permissions on that workflow's runs and requests, and sees nothing of other workflows but
+    what another grant, or the role held as a group (all workflows), gives."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="workflow_grants"
+    )
+    role = models.ForeignKey("auth.Group", on_delete=models.CASCADE, related_name="workflow_grants")
+    workflow_name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = (
+            models.UniqueConstraint(
+                fields=["user", "role", "workflow_name"], name="workflow_grant_unique"
+            ),
+        )
+
+    def __str__(self) -> str:
+        return f"{self.role} on {self.workflow_name} for {self.user}"
+
+
+class SingleSignOnIdentity(models.Model):
+    """The account at an OpenID Connect provider (its ``iss`` and ``sub``) a user signs in as.
+
+    Matched on these two alone (see ``dashboard.access.sso``): an e-mail address is not an
+    identity a provider guarantees.
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sso_identity"
+    )
+    issuer = models.CharField(max_length=300)
+    subject = models.CharField(max_length=255)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_sign_in_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = (
+            models.UniqueConstraint(fields=["issuer", "subject"], name="sso_identity_unique"),
+        )
+
+    def __str__(self) -> str:
+        return f"{self.subject} at {self.issuer}"
 
 
 class AuditLogIsAppendOnly(Exception):

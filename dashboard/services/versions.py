@@ -37,7 +37,7 @@ from dashboard.services.common import (
     set_status,
     username,
 )
-from dashboard.services.errors import Conflict, NotFound
+from dashboard.services.errors import Conflict, Forbidden, NotFound
 from dashboard.services.execution import Lease, _approval_specs, fenced
 
 # A migration from an earlier checkpoint is a resume onto the new graph: the same lookup,
@@ -249,7 +249,7 @@ def run_migrate(
             the new graph cannot carry the checkpoint (the message lists what it would lose).
         NotFound: no such run or checkpoint.
     """
-    authz.require(user, "migrate", target=f"run {run_id}")
+    authz.require_for_run(user, "migrate", run_id, target=f"run {run_id}")
     with transaction.atomic():
         run = locked_run(run_id)
         if run.status in ACTIVE_STATUSES:
@@ -302,7 +302,7 @@ def runs_migrate(run_ids: list[str], *, discard_unmatched: bool = False, user: A
     for run_id in dict.fromkeys(run_ids):
         try:
             run_migrate(run_id, discard_unmatched=discard_unmatched, user=user)
-        except (Conflict, NotFound) as exc:
+        except (Conflict, NotFound, Forbidden) as exc:
             result.skipped[str(run_id)] = str(exc)
         else:
             result.migrated.append(str(run_id))

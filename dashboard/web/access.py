@@ -82,16 +82,26 @@ def _may_view(request: HttpRequest) -> bool:
     return True
 
 
-def allowed_actions(user: Actor) -> dict[str, bool]:
-    """What the user's role lets them do, to offer only those buttons (the services check
-    again, and their refusal is what counts)."""
+def allowed_actions(user: Actor, workflow: str | None = None) -> dict[str, bool]:
+    """What the user's role lets them do (on runs of ``workflow``, when given), to offer only
+    those buttons (the services check again, and their refusal is what counts)."""
     from dashboard import services
 
     return {
-        "start": services.can(user, "start"),
-        "operate": services.can(user, "resume"),
-        "decide": services.can(user, "approve"),
+        "start": services.can(user, "start", workflow),
+        "operate": services.can(user, "resume", workflow),
+        "decide": services.can(user, "approve", workflow),
     }
+
+
+def workflow_names(user: Actor, action: str = "view") -> list[str]:
+    """The registered workflows ``user`` may ``action`` (a role granted for named workflows
+    only shows those), for menus and filters."""
+    from dashboard import services
+    from dashboard.execution import registry
+
+    visible = services.visible_workflows(user, action)
+    return [name for name in registry.names() if visible is None or name in visible]
 
 
 def _htmx_login(request: HtmxHttpRequest) -> HttpResponse:

@@ -35,8 +35,8 @@ EDITOR = "components/fork_editor.html"
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
 
-def _load(run_id: uuid.UUID, checkpoint_id: str) -> tuple[WorkflowRun, Checkpoint]:
-    run = selectors.run_get(run_id)
+def _load(request: HttpRequest, run_id: uuid.UUID, checkpoint_id: str) -> tuple[WorkflowRun, Checkpoint]:
+    run = selectors.run_get(run_id, user=request.user)
     checkpoint = selectors.checkpoint_get(run.pk, checkpoint_id) if run else None
     if run is None or checkpoint is None:
         raise Http404("No such checkpoint.")
@@ -75,7 +75,7 @@ def _count(text: str | None) -> int:
     return int(text) if text and text.isdigit() and len(text) < 9 else 0
 
 
-def _side(
+def side_for(
     request: HttpRequest, diff: checkpoint_diff.CheckpointDiff
 ) -> checkpoint_diff.SideBySide | None:
     """The side-by-side view the query asks for (``side``: a change's number, ``up``: how many
@@ -107,6 +107,8 @@ def _diff_context(
     if other is None and other_id:
         # A fork's origin (and the previous checkpoint of its first one) is in its parent run.
         other = selectors.checkpoint_get_any(other_id)
+        if other is not None and other.run_id is not None and selectors.run_get(other.run_id, user=request.user) is None:
+            other = None  # a run of a workflow this user may not see
     context: dict[str, Any] = {
         "compare_choices": choices,
         "origin": origin,
@@ -131,7 +133,7 @@ def _diff_context(
         "diff": diff,
         "older": _end(older, run, _role(older, checkpoint, previous_id, origin)),
         "newer": _end(newer, run, _role(newer, checkpoint, previous_id, origin)),
-        "side": _side(request, diff),
+        "side": side_for(request, diff),
         "side_url": f"{here}?{urlencode({'compare': other.checkpoint_id})}",
     }
 
@@ -173,7 +175,7 @@ def inspector_context(
         "editor": editor or ForkEditor(document),
         # Opened by "Fork…" without JavaScript (?fork=open), or to show what was refused.
         "fork_open": editor is not None or request.GET.get("fork") == "open",
-        "may": allowed_actions(request.user),
+        "may": allowed_actions(request.user, run.workflow_name),
         **_diff_context(request, run, checkpoint, document, rows),
         **run_page.timeline_context(run, selected=checkpoint.checkpoint_id, rows=rows),
         "nav_section": "runs",
@@ -182,7 +184,7 @@ def inspector_context(
 
 @page_view("GET")
 def checkpoint_detail(request: HtmxHttpRequest, run_id: uuid.UUID, checkpoint_id: str) -> HttpResponse:
-    run, checkpoint = _load(run_id, checkpoint_id)
+    run, checkpoint = _load(request, run_id, checkpoint_id)
     target = htmx_target(request)
     if target == "checkpoint-diff" or target.startswith("diff-side-"):
         document = selectors.checkpoint_document(checkpoint)
@@ -202,7 +204,7 @@ def checkpoint_detail(request: HtmxHttpRequest, run_id: uuid.UUID, checkpoint_id
 @page_view("GET")
 def checkpoint_download(request: HttpRequest, run_id: uuid.UUID, checkpoint_id: str) -> HttpResponse:
     """The whole checkpoint in the codec's JSON, as stored (blobs joined back in)."""
-    run, checkpoint = _load(run_id, checkpoint_id)
+    run, checkpoint = _load(request, run_id, checkpoint_id)
     body = json.dumps(selectors.checkpoint_document(checkpoint), indent=2, ensure_ascii=False)
     response = HttpResponse(body, content_type="application/json; charset=utf-8")
     name = _SAFE_NAME.sub(
@@ -214,9 +216,12 @@ def checkpoint_download(request: HttpRequest, run_id: uuid.UUID, checkpoint_id: 
 
 @page_view("POST")
 def checkpoint_resume(request: HttpRequest, run_id: uuid.UUID, checkpoint_id: str) -> HttpResponse:
-    run, checkpoint = _load(run_id, checkpoint_id)
+    run, checkpoint = _load(request, run_id, checkpoint_id)
     try:
-        services.run_resume(run.pk, checkpoint_id=checkpoint.checkpoint_id, user=request.user)
+        services.run_resume(
+            run.pk, checkpoint_id=checkpoint.checkpoint_id, user=request.user,
+            reason=request.POST.get("reason", ""),
+        )
     except services.ServiceError as exc:
         context = {**inspector_context(request, run, checkpoint), "action_error": exc.message}
         return render(request, TEMPLATE, context, status=exc.status)
@@ -246,7 +251,8 @@ def _checked(
     where = {"checkpoint_id": checkpoint.checkpoint_id, "user": request.user, **edits.as_kwargs()}
     try:
         if fork:
-            return _Outcome(302, edits, services.run_fork(run.pk, **where))
+            reason = request.POST.get("reason", "")
+            return _Outcome(302, edits, services.run_fork(run.pk, reason=reason, **where))
         fork_check(run.pk, **where)
     except services.ServiceError as exc:
         if exc.status != 400:
@@ -260,7 +266,7 @@ def _checked(
 def checkpoint_fork_check(request: HttpRequest, run_id: uuid.UUID, checkpoint_id: str) -> HttpResponse:
     """The editor again (htmx swaps it in place): errors beside their fields (422), or the
     confirmation, open, saying what the fork will change (200)."""
-    run, checkpoint = _load(run_id, checkpoint_id)
+    run, checkpoint = _load(request, run_id, checkpoint_id)
     document = selectors.checkpoint_document(checkpoint)
     editor = ForkEditor(document, request.POST)
     outcome = _checked(request, run, checkpoint, editor, fork=False)
@@ -276,7 +282,7 @@ def checkpoint_fork_check(request: HttpRequest, run_id: uuid.UUID, checkpoint_id
 
 @page_view("POST")
 def checkpoint_fork(request: HttpRequest, run_id: uuid.UUID, checkpoint_id: str) -> HttpResponse:
-    run, checkpoint = _load(run_id, checkpoint_id)
+    run, checkpoint = _load(request, run_id, checkpoint_id)
     editor = ForkEditor(selectors.checkpoint_document(checkpoint), request.POST)
     outcome = _checked(request, run, checkpoint, editor, fork=True)
     if outcome.fork is not None and outcome.edits is not None:

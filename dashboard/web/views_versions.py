@@ -13,6 +13,7 @@ from django.urls import reverse
 
 from dashboard import selectors, services
 from dashboard.models import RunStatus, WorkflowRun
+from dashboard.services.types import Actor
 from dashboard.web.access import page_view
 from dashboard.web.version_panel import panel_context
 from dashboard.web.views_run_detail import render_detail
@@ -21,8 +22,8 @@ PANEL = "dashboard/_run_version.html"
 BULK_LIMIT = 500
 
 
-def _run_or_404(run_id: uuid.UUID) -> WorkflowRun:
-    run = selectors.run_get(run_id)
+def _run_or_404(run_id: uuid.UUID, user: Actor) -> WorkflowRun:
+    run = selectors.run_get(run_id, user=user)
     if run is None:
         raise Http404("No such run.")
     return run
@@ -32,20 +33,20 @@ def _run_or_404(run_id: uuid.UUID) -> WorkflowRun:
 def run_version(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     """The version panel alone: redrawn when the run changes, or for another checkpoint
     (``?checkpoint=``) when the operator picks where to migrate from."""
-    run = _run_or_404(run_id)
+    run = _run_or_404(run_id, request.user)
     context = panel_context(run, request.user, request.GET.get("checkpoint_id") or request.GET.get("checkpoint") or None)
     return render(request, PANEL, context)
 
 
 @page_view("POST")
 def run_migrate(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
-    run = _run_or_404(run_id)
+    run = _run_or_404(run_id, request.user)
     checkpoint_id = request.POST.get("checkpoint_id") or None
     discard = request.POST.get("discard_unmatched") == "on"
     try:
         services.run_migrate(run.pk, checkpoint_id=checkpoint_id, discard_unmatched=discard, user=request.user)
     except services.ServiceError as exc:
-        return render_detail(request, _run_or_404(run_id), status=exc.status, error=exc.message)
+        return render_detail(request, _run_or_404(run_id, request.user), status=exc.status, error=exc.message)
     messages.success(request, f"Run {str(run.pk)[:8]} moved to the deployed version and is queued.")
     return redirect("dashboard:run_detail", run_id=run.pk)
 
