@@ -25,18 +25,25 @@ class DashboardConfig(AppConfig):
     def ready(self) -> None:
         checks.register(check_shared_database, checks.Tags.database)
         # Imported here, not at the top: task modules import models, which are only ready now.
+        from dashboard.alerts import tasks as alert_tasks  # noqa: F401 -- registers the job
         from dashboard.approvals import tasks as approval_tasks
         from dashboard.config.telemetry import configure_tracing
-        from dashboard.execution import registry
+        from dashboard.execution import bulk_tasks, registry
         from dashboard.execution import tasks as execution_tasks
         from dashboard.services import dispatch
 
         dispatch.plug_run_executor(execution_tasks.enqueue_run_on_commit)
         dispatch.plug_notification_sender(approval_tasks.enqueue_delivery)
+        dispatch.plug_bulk_executor(bulk_tasks.enqueue_bulk)
         # Import every registered workflow now: a broken source stops the process at startup
         # with its name, not a page later with a 500.
         registry.load()
         configure_tracing()
+        from dashboard.access import sso
+
+        # A role map that does not parse stops every process now, not a sign-in later.
+        if sso.enabled():
+            sso.role_map()
 
 
 def check_shared_database(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:

@@ -30,6 +30,7 @@ from dashboard.api.errors import (
     error_response,
     install_error_handlers,
 )
+from dashboard.api.schedules import router as schedules_router
 from dashboard.api.views import router
 
 __all__ = ["api", "urlpatterns"]
@@ -86,5 +87,6 @@ api = NinjaAPI(
 )
 install_error_handlers(api)
 api.add_router("", router)
+api.add_router("", schedules_router)
 
 urlpatterns: list[URLPattern | URLResolver] = [path("", api.urls)]

@@ -14,10 +14,13 @@ application, the Celery app and the root URLconf. Two modes share this one file:
 Environment variables: ``DATABASE_URL``, ``REDIS_URL``, ``SECRET_KEY``, ``DEBUG``,
 ``ALLOWED_HOSTS``, ``CSRF_TRUSTED_ORIGINS`` (comma-separated), ``TRUST_X_FORWARDED_PROTO``,
 ``SECURE_SSL_REDIRECT``, ``SECURE_HSTS_SECONDS``, ``SECURE_HSTS_PRELOAD``, ``STATIC_ROOT``,
-``DATABASE_CONN_MAX_AGE``, ``LOG_LEVEL``, ``SUPERSTEP_EMBEDDED_WORKERS``,
+``DATABASE_CONN_MAX_AGE``, ``DATABASE_POOL_SIZE``, ``LOG_LEVEL``, ``SUPERSTEP_EMBEDDED_WORKERS``,
 ``SUPERSTEP_BACKGROUND_SERVICES``, ``SUPERSTEP_LEASE_SECONDS``, ``SUPERSTEP_DEMO``,
 ``SUPERSTEP_WORKFLOWS`` (comma-separated modules of workflows), ``SUPERSTEP_TRACE_FILE`` and
-``SUPERSTEP_TRACE_URL`` (traces of runs).
+``SUPERSTEP_TRACE_URL`` (traces of runs), ``SUPERSTEP_METRICS_TOKEN``,
+``SUPERSTEP_METRICS_REAP_DEAD_PROCESSES`` and ``PROMETHEUS_MULTIPROC_DIR`` (Prometheus metrics),
+``SUPERSTEP_BASE_URL`` (absolute links in alerts), and single sign-on's ``SUPERSTEP_OIDC_*``
+(client id and secret, issuer, endpoints, roles, groups claim, default role, provider name).
 
 Variables are read with ``environs`` and ``DATABASE_URL`` is parsed by ``dj-database-url``. Ours
 on top, and why: ``env_bool`` keeps the documented four words a side (environs would also read
@@ -120,7 +123,7 @@ def _prepare_threshold(url: str) -> int | None:
     )
 
 
-def database_from_url(url: str, *, conn_max_age: int = 0) -> dict[str, Any]:
+def database_from_url(url: str, *, conn_max_age: int = 0, pool_size: int = 0) -> dict[str, Any]:
     """Translate ``DATABASE_URL`` into a ``DATABASES`` entry (parsed by ``dj-database-url``).
 
     ``postgres://user:password@host:port/name?sslmode=require`` (query parameters become
@@ -154,6 +157,7 @@ def database_from_url(url: str, *, conn_max_age: int = 0) -> dict[str, Any]:
         }
     if not parsed.get("NAME"):
         raise ImproperlyConfigured(f"DATABASE_URL names no database: {url!r}")
+    pool = _pool_options(pool_size, conn_max_age)
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": parsed["NAME"],
@@ -162,11 +166,28 @@ def database_from_url(url: str, *, conn_max_age: int = 0) -> dict[str, Any]:
         "HOST": parsed.get("HOST") or "",
         "PORT": str(parsed.get("PORT") or ""),
         # libpq options, as the URL's query gave them.
-        "OPTIONS": {**(parsed.get("OPTIONS") or {}), "prepare_threshold": threshold},
+        "OPTIONS": {**(parsed.get("OPTIONS") or {}), "prepare_threshold": threshold, **pool},
         "CONN_MAX_AGE": conn_max_age,
         # A pooled connection may have died with a restarted server; test before use.
         "CONN_HEALTH_CHECKS": conn_max_age != 0,
     }
+
+
+def _pool_options(size: int, conn_max_age: int) -> dict[str, Any]:
+    """Django's PostgreSQL connection pool of at most ``size`` connections (0: none).
+
+    Under ASGI every request runs on a thread of its own, so a persistent connection is never
+    reused and without a pool each request opens a connection: a server backend started and
+    authenticated for a few queries. A pooled connection goes back to the pool at the end of
+    the request instead. Django refuses a pool beside persistent connections.
+    """
+    if size <= 0:
+        return {}
+    if conn_max_age:
+        raise ImproperlyConfigured(
+            "DATABASE_POOL_SIZE and DATABASE_CONN_MAX_AGE exclude each other: set one"
+        )
+    return {"pool": {"min_size": 1, "max_size": size, "timeout": 10}}
 
 
 # ------------------------------------------------------------------------------ mode, secrets
@@ -263,6 +284,7 @@ TEMPLATES = [
                 # {{ csp_nonce }}: without it the policy's nonce blocks every <script>.
                 "django.template.context_processors.csp",
                 "dashboard.web.context_processors.pending_approvals",
+                "dashboard.web.context_processors.pinned_views",
             ],
         },
     },
@@ -281,6 +303,7 @@ DATABASES = {
         # 0 (a connection per request/task) unless asked: under ASGI each request may run
         # on a different thread, and persistent connections there outlive their usefulness.
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
+        pool_size=env_int("DATABASE_POOL_SIZE", 0),
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -397,6 +420,55 @@ CELERY_TIMEZONE = TIME_ZONE
 # the SUPERSTEP_WORKFLOWS variable (comma-separated), each declaring a module-level
 # WORKFLOWS = {"name": builder} dict; this setting, name -> dotted path of a builder, for a
 # settings module of one's own; and the demo app's, in demo mode. A name claimed twice is an error.
+# Single sign-on with OpenID Connect (dashboard/access/sso.py, on mozilla-django-oidc): on when
+# SUPERSTEP_OIDC_CLIENT_ID is set. The provider's endpoints are given, not discovered, so a
+# provider that is down cannot stop the server from starting. Local passwords keep working.
+SUPERSTEP_OIDC_ENABLED = bool(env.str("SUPERSTEP_OIDC_CLIENT_ID", "").strip())
+# The name on the sign-in button ("Sign in with Okta").
+SUPERSTEP_OIDC_PROVIDER_NAME: str = env.str("SUPERSTEP_OIDC_PROVIDER_NAME", "") or "single sign-on"
+# The "iss" every ID token must carry (mozilla-django-oidc itself checks neither it nor "aud").
+SUPERSTEP_OIDC_ISSUER: str = env.str("SUPERSTEP_OIDC_ISSUER", "")
+# The claim that lists the user's groups at the provider, and which of them grant which role:
+# "platform-admins=Admin,payments-ops=Operator,finance=Approver,staff=Viewer". A user with no
+# mapped group may not sign in, unless SUPERSTEP_OIDC_DEFAULT_ROLE names a role for them.
+SUPERSTEP_OIDC_GROUPS_CLAIM: str = env.str("SUPERSTEP_OIDC_GROUPS_CLAIM", "") or "groups"
+SUPERSTEP_OIDC_ROLES: list[str] = env_list("SUPERSTEP_OIDC_ROLES", [])
+SUPERSTEP_OIDC_DEFAULT_ROLE: str = env.str("SUPERSTEP_OIDC_DEFAULT_ROLE", "")
+OIDC_RP_CLIENT_ID: str = env.str("SUPERSTEP_OIDC_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET: str = env.str("SUPERSTEP_OIDC_CLIENT_SECRET", "")
+OIDC_OP_AUTHORIZATION_ENDPOINT: str = env.str("SUPERSTEP_OIDC_AUTHORIZATION_URL", "")
+OIDC_OP_TOKEN_ENDPOINT: str = env.str("SUPERSTEP_OIDC_TOKEN_URL", "")
+OIDC_OP_USER_ENDPOINT: str = env.str("SUPERSTEP_OIDC_USERINFO_URL", "")
+OIDC_OP_JWKS_ENDPOINT: str = env.str("SUPERSTEP_OIDC_JWKS_URL", "")
+OIDC_RP_SIGN_ALGO: str = env.str("SUPERSTEP_OIDC_SIGN_ALGO", "") or "RS256"
+OIDC_RP_SCOPES = "openid email profile"
+OIDC_USE_PKCE = True
+# The library waits forever by default: a provider that hangs would hold a server thread.
+OIDC_TIMEOUT = 10
+LOGIN_REDIRECT_URL_FAILURE = "/login/"
+if SUPERSTEP_OIDC_ENABLED:
+    _missing = [
+        name
+        for name, value in (
+            ("SUPERSTEP_OIDC_CLIENT_SECRET", OIDC_RP_CLIENT_SECRET),
+            ("SUPERSTEP_OIDC_ISSUER", SUPERSTEP_OIDC_ISSUER),
+            ("SUPERSTEP_OIDC_AUTHORIZATION_URL", OIDC_OP_AUTHORIZATION_ENDPOINT),
+            ("SUPERSTEP_OIDC_TOKEN_URL", OIDC_OP_TOKEN_ENDPOINT),
+            ("SUPERSTEP_OIDC_USERINFO_URL", OIDC_OP_USER_ENDPOINT),
+            ("SUPERSTEP_OIDC_JWKS_URL", OIDC_OP_JWKS_ENDPOINT),
+        )
+        if not value
+    ]
+    if _missing:
+        raise ImproperlyConfigured(
+            "SUPERSTEP_OIDC_CLIENT_ID is set, so single sign-on also needs " + ", ".join(_missing)
+        )
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    # Does nothing unless single sign-on is on and the request is the provider's callback.
+    "dashboard.access.sso.ProviderBackend",
+]
+
 SUPERSTEP_WORKFLOW_MODULES = env_list("SUPERSTEP_WORKFLOWS", [])
 SUPERSTEP_WORKFLOWS: dict[str, str | list[str]] = {}
 # Demo mode: the demo app (its workflows, seed data and `manage.py demo`) is installed. On by
@@ -414,6 +486,13 @@ SUPERSTEP_EMBEDDED_WORKERS = env_int("SUPERSTEP_EMBEDDED_WORKERS", 2)
 # server process: by default in embedded mode only, since production runs them from Celery beat
 # (`celery -A dashboard beat`). Turning it on beside beat is safe: each period runs once.
 SUPERSTEP_BACKGROUND_SERVICES = env_bool("SUPERSTEP_BACKGROUND_SERVICES", SUPERSTEP_EMBEDDED)
+# Where operators reach this dashboard ("https://superstep.example.com"): alert emails, Slack
+# messages and webhooks link to a run there. Empty: they carry the page's path only.
+SUPERSTEP_BASE_URL: str = env.str("SUPERSTEP_BASE_URL", "").strip().rstrip("/")
+if SUPERSTEP_BASE_URL and not SUPERSTEP_BASE_URL.startswith(("https://", "http://")):
+    raise ImproperlyConfigured(
+        f"SUPERSTEP_BASE_URL={SUPERSTEP_BASE_URL!r} must start with https:// or http://"
+    )
 
 # ------------------------------------------------------------------------------ tracing
 
@@ -429,6 +508,16 @@ if SUPERSTEP_TRACE_URL and "{trace_id}" not in SUPERSTEP_TRACE_URL:
     raise ImproperlyConfigured(
         "SUPERSTEP_TRACE_URL must contain {trace_id}, where the run's trace id goes"
     )
+
+# ------------------------------------------------------------------------------ metrics
+
+# Prometheus metrics at /metrics (dashboard/observability): for a scraper sending
+# "Authorization: Bearer <SUPERSTEP_METRICS_TOKEN>", or a signed-in staff user. Empty: staff
+# only. Processes share values through prometheus_client's PROMETHEUS_MULTIPROC_DIR
+# (dashboard/observability/processes.py); each scrape drops the live gauges of writers that no
+# longer exist, which needs them in its PID namespace: turn that off when they are not.
+SUPERSTEP_METRICS_TOKEN: str = env.str("SUPERSTEP_METRICS_TOKEN", "")
+SUPERSTEP_METRICS_REAP_DEAD_PROCESSES = env_bool("SUPERSTEP_METRICS_REAP_DEAD_PROCESSES", True)
 
 # ------------------------------------------------------------------------------ logging
 

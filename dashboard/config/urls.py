@@ -14,6 +14,8 @@ urlpatterns: list[URLPattern | URLResolver] = [
     # Browsers and crawlers ask for /favicon.ico whatever the pages declare.
     path("favicon.ico", RedirectView.as_view(url="/static/favicon.svg", permanent=True)),
     path("api/", include("dashboard.api.urls")),
+    # Prometheus metrics, for a scraper with the metrics token or a staff user.
+    path("", include("dashboard.observability.urls")),
     # The operator's pages: "/" is the runs list; login/ and logout/ keep Django's names.
     path("", include("dashboard.web.urls_auth")),
     path("", include("dashboard.web.urls")),

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
@@ -36,7 +36,8 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from dashboard import selectors
 from dashboard.live import broadcast
 from dashboard.models import RunEvent
-from dashboard.services import ServiceError, require
+from dashboard.services import ServiceError, require, visible_workflows
+from dashboard.services.types import Actor
 from dashboard.web import live_fragments
 
 __all__ = ["ApprovalsConsumer", "RunConsumer", "RunsConsumer"]
@@ -58,8 +59,13 @@ RUNS_REFRESH_INTERVAL = 1.0
 class _Authenticated(AsyncJsonWebsocketConsumer):
     group: str = ""
 
+    @property
+    def user(self) -> Actor:
+        # Channels' lazy wrapper stands in for the User it loads.
+        return cast("Actor", self.scope.get("user"))
+
     async def connect(self) -> None:
-        user = self.scope.get("user")
+        user = self.user
         if not getattr(user, "is_authenticated", False):
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
@@ -134,7 +140,9 @@ class RunConsumer(_Authenticated):
         self.group = broadcast.run_group(self.run_id)
         self.last_seq = _after(self.scope)
         self.html = _view(self.scope) == "html"
-        run = await database_sync_to_async(selectors.run_get)(self.run_uuid)
+        run = await database_sync_to_async(selectors.run_get)(
+            self.run_uuid, user=self.user
+        )
         return run is not None
 
     async def opened(self) -> None:
@@ -199,6 +207,8 @@ class RunsConsumer(_Authenticated):
         self.html = _view(self.scope) == "html"
         self._refresh: asyncio.Task[None] | None = None
         self._refreshed_at = float("-inf")
+        # A user granted named workflows only is told of their runs alone (None: of every run).
+        self._workflows = await database_sync_to_async(visible_workflows)(self.user)
         return True
 
     async def disconnect(self, code: int) -> None:
@@ -208,13 +218,18 @@ class RunsConsumer(_Authenticated):
 
     async def runs_changed(self, message: dict[str, Any]) -> None:
         if not self.html:
-            await self.send_json({"type": "run_changed", "run_id": message["run_id"]})
+            if self._workflows is None or await database_sync_to_async(self._may_see)(message["run_id"]):
+                await self.send_json({"type": "run_changed", "run_id": message["run_id"]})
             return
         if self._refresh is not None and not self._refresh.done():
             return  # a refresh is already on its way and will show this change too
         loop = asyncio.get_running_loop()
         wait = max(0.0, self._refreshed_at + RUNS_REFRESH_INTERVAL - loop.time())
         self._refresh = asyncio.ensure_future(self._send_refresh(wait))
+
+    def _may_see(self, run_id: str) -> bool:
+        run = selectors.run_get(run_id, user=self.user)
+        return run is not None
 
     async def _send_refresh(self, wait: float) -> None:
         if wait:
@@ -236,14 +251,15 @@ class ApprovalsConsumer(_Authenticated):
         await self.approvals_changed({})
 
     async def rejoined(self) -> None:
-        count = await database_sync_to_async(selectors.pending_approval_count)()
+        count = await database_sync_to_async(selectors.pending_approval_count)(self.user)
         if count != self._pending:
             await self.approvals_changed({})
 
     async def approvals_changed(self, message: dict[str, Any]) -> None:
-        self._pending = await database_sync_to_async(selectors.pending_approval_count)()
+        user = self.user
+        self._pending = await database_sync_to_async(selectors.pending_approval_count)(user)
         if self.html:
-            html = await database_sync_to_async(live_fragments.approvals_update)()
+            html = await database_sync_to_async(live_fragments.approvals_update)(user)
             await self.send(text_data=html)
             return
         await self.send_json({"type": "approvals_changed", "pending": self._pending})

@@ -5,29 +5,37 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import uuid
+from collections.abc import Sequence
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from dashboard.models import (
+    ApprovalRequest,
+    ApprovalStatus,
     RunEvent,
     WorkflowRun,
 )
 from dashboard.selectors.paging import KeysetPage, keyset
-from dashboard.services.types import RunId
+from dashboard.services.authz import can
+from dashboard.services.types import Actor, RunId
 
 __all__ = ["REPLAY_BATCH", "RUN_LIST_COLUMNS", "RunFilters", "run_children", "run_events_after", "run_events_page", "run_events_tail", "run_get", "run_list", "run_list_full", "trace_url"]
 
 
 REPLAY_BATCH = 500
+# The event log's filters offer at most this many types and executors.
+FACET_LIMIT = 200
 
 
-def run_get(run_id: RunId) -> WorkflowRun | None:
+def run_get(run_id: RunId, *, user: Actor = None) -> WorkflowRun | None:
+    """The run, or None when there is none, or ``user`` may not see its workflow."""
     try:
-        return WorkflowRun.objects.select_related("latest_checkpoint", "created_by").get(pk=run_id)
+        run = WorkflowRun.objects.select_related("latest_checkpoint", "created_by", "schedule").get(pk=run_id)
     except (WorkflowRun.DoesNotExist, ValidationError, ValueError):
         return None
+    return run if can(user, "view", run.workflow_name) else None
 
 
 def run_events_after(run_id: uuid.UUID, after_seq: int, limit: int = REPLAY_BATCH) -> list[RunEvent]:
@@ -59,12 +67,18 @@ class RunFilters:
     created_from: dt.datetime | None = None
     created_to: dt.datetime | None = None
     q: str = ""
+    # The workflows the viewer may see (``authz.visible_workflows``): None for all.
+    workflows: frozenset[str] | None = None
+    # Runs an executor holds up: failed in it, or waiting for a decision it asked for.
+    executor: str = ""
 
 
 def _run_search(q: str) -> Q:
-    """Run id (full, or a hex prefix as an index range on the primary key) or input text."""
+    """Run id (full, or a hex prefix as an index range on the primary key), or text in the
+    input, the output or the error message (trigram-indexed on PostgreSQL: migrations 0005,
+    0019)."""
     text = q.strip()
-    match = Q(input__icontains=text)
+    match = Q(input__icontains=text) | Q(output__icontains=text) | Q(error_message__icontains=text)
     compact = text.replace("-", "").lower()
     if 4 <= len(compact) <= 32 and all(c in "0123456789abcdef" for c in compact):
         low = uuid.UUID(compact.ljust(32, "0"))
@@ -75,6 +89,8 @@ def _run_search(q: str) -> Q:
 
 def _filtered_runs(filters: RunFilters) -> QuerySet[WorkflowRun]:
     rows = WorkflowRun.objects.all()
+    if filters.workflows is not None:
+        rows = rows.filter(workflow_name__in=sorted(filters.workflows))
     if filters.status:
         rows = rows.filter(status=filters.status)
     if filters.workflow:
@@ -85,6 +101,13 @@ def _filtered_runs(filters: RunFilters) -> QuerySet[WorkflowRun]:
         rows = rows.filter(created_at__lt=filters.created_to)
     if filters.q.strip():
         rows = rows.filter(_run_search(filters.q))
+    if filters.executor:
+        rows = rows.filter(
+            Exists(ApprovalRequest.objects.filter(
+                run=OuterRef("pk"), status=ApprovalStatus.PENDING, executor_id=filters.executor))
+            | Exists(RunEvent.objects.filter(
+                run=OuterRef("pk"), type="executor_failed", data__executor_id=filters.executor))
+        )
     return rows
 
 
@@ -103,9 +126,18 @@ def run_list(
     )
 
 
-def run_list_full(*, status: str = "", workflow: str = "", limit: int = 50) -> list[WorkflowRun]:
+def run_ids_matching(filters: RunFilters, *, limit: int) -> tuple[list[uuid.UUID], int]:
+    """The ids of the runs ``filters`` match (newest first, at most ``limit``) and how many
+    match in all: what "every run matching this filter" picks."""
+    rows = _filtered_runs(filters)
+    return list(rows.order_by("-created_at").values_list("pk", flat=True)[:limit]), rows.count()
+
+
+def run_list_full(
+    *, status: str = "", workflow: str = "", limit: int = 50, workflows: frozenset[str] | None = None
+) -> list[WorkflowRun]:
     """Newest runs first with every column (the JSON API returns whole runs)."""
-    rows = _filtered_runs(RunFilters(status=status, workflow=workflow))
+    rows = _filtered_runs(RunFilters(status=status, workflow=workflow, workflows=workflows))
     return list(rows.select_related("created_by").order_by("-created_at")[:limit])
 
 
@@ -119,13 +151,51 @@ def run_events_tail(run_id: uuid.UUID, limit: int, *, up_to: int | None = None) 
     return rows
 
 
-def run_events_page(run_id: uuid.UUID, *, before_seq: int, limit: int) -> list[RunEvent]:
-    """Up to ``limit`` events with ``seq < before_seq``, in order (older history)."""
-    rows = list(
-        RunEvent.objects.filter(run_id=run_id, seq__lt=before_seq).order_by("-seq")[:limit]
+def run_events_page(
+    run_id: uuid.UUID,
+    *,
+    before_seq: int,
+    limit: int,
+    types: Sequence[str] = (),
+    executor: str = "",
+) -> list[RunEvent]:
+    """Up to ``limit`` events with ``seq < before_seq``, in order (older history); only those
+    of ``types`` and of ``executor`` when given."""
+    rows = RunEvent.objects.filter(run_id=run_id, seq__lt=before_seq)
+    if types:
+        rows = rows.filter(type__in=list(types))
+    if executor:
+        rows = rows.filter(data__executor_id=executor)
+    page = list(rows.order_by("-seq")[:limit])
+    page.reverse()
+    return page
+
+
+def run_event_facets(run_id: uuid.UUID) -> tuple[list[tuple[str, int]], list[str]]:
+    """The event types of a run with their counts, and the executors its events name: what the
+    event log's filters offer."""
+    counts = (
+        RunEvent.objects.filter(run_id=run_id).values_list("type").annotate(n=Count("id")).order_by("type")
     )
-    rows.reverse()
-    return rows
+    executors = (
+        RunEvent.objects.filter(run_id=run_id, data__executor_id__isnull=False)
+        .values_list("data__executor_id", flat=True)
+        .distinct()
+    )
+    named = sorted({str(e) for e in executors[:FACET_LIMIT] if isinstance(e, str) and e})
+    return [(t, n) for t, n in counts[:FACET_LIMIT]], named
+
+
+def run_superstep_before(run_id: uuid.UUID, seq: int) -> int | None:
+    """The superstep in progress at event ``seq``: that of the last event before it that names
+    one (where a page of the event log starts)."""
+    found = (
+        RunEvent.objects.filter(run_id=run_id, seq__lt=seq, data__iteration__isnull=False)
+        .order_by("-seq")
+        .values_list("data__iteration", flat=True)
+        .first()
+    )
+    return found if isinstance(found, int) and not isinstance(found, bool) else None
 
 
 def run_children(run_id: uuid.UUID) -> list[WorkflowRun]:

@@ -28,13 +28,15 @@ Run status machine::
 from dashboard.services import audit, retention
 from dashboard.services.approval_rules import approval_rule_refusal
 from dashboard.services.approvals import (
+    BulkDecision,
     approval_assign,
     approval_claim,
     approval_decide,
     approval_opened,
+    approvals_decide_many,
     approvals_sweep,
 )
-from dashboard.services.authz import ACTION_PERMISSIONS, can, require
+from dashboard.services.authz import ACTION_PERMISSIONS, can, require, visible_workflows
 from dashboard.services.common import record_events
 from dashboard.services.errors import (
     Conflict,
@@ -90,6 +92,7 @@ from dashboard.services.versions import (
 __all__ = [
     "ACTION_PERMISSIONS",
     "ApprovalSpec",
+    "BulkDecision",
     "BulkMigration",
     "Conflict",
     "ExecutionPlan",
@@ -106,6 +109,7 @@ __all__ = [
     "approval_assign",
     "approval_claim",
     "approval_decide",
+    "approvals_decide_many",
     "approval_opened",
     "approval_rule_refusal",
     "approvals_sweep",
@@ -141,5 +145,6 @@ __all__ = [
     "runs_migrate",
     "runs_sweep",
     "version_state",
+    "visible_workflows",
     "worker_identity",
 ]

@@ -5,6 +5,8 @@ decide (no self-approval, assignment) and their audited override are in ``approv
 from __future__ import annotations
 
 import datetime as dt
+import functools
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import Group, User
@@ -24,6 +26,7 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
+from dashboard.observability import metrics
 from dashboard.services import approval_rules, audit, authz, dispatch, validation
 from dashboard.services.common import (
     enqueue,
@@ -33,14 +36,16 @@ from dashboard.services.common import (
     set_status,
     username,
 )
-from dashboard.services.errors import Conflict, InvalidInput, NotFound
+from dashboard.services.errors import Conflict, InvalidInput, NotFound, ServiceError
 from dashboard.services.types import Actor
 
 __all__ = [
     "approval_assign",
     "approval_claim",
     "approval_decide",
+    "BulkDecision",
     "approval_opened",
+    "approvals_decide_many",
     "approvals_sweep",
 ]
 
@@ -146,7 +151,7 @@ def approval_decide(
             "a request is decided by a person; the system only applies a deadline's default outcome",
             errors={"user": "required"},
         )
-    who = authz.require(user, action, target=f"request {request_id}")
+    who = authz.require_for_request(user, action, request_id, target=f"request {request_id}")
     validation.require_storable(reason, field="reason")
     validation.require_storable(response, field="response")
     if override:
@@ -195,6 +200,12 @@ def _decide(
     approval.decided_by = user
     approval.decided_at = now()
     approval.save()
+    waited = (approval.decided_at - approval.created_at).total_seconds()
+    decision = "approved" if approved else "rejected"
+    transaction.on_commit(
+        functools.partial(metrics.approval_decided, run.workflow_name, waited, decision=decision),
+        robust=True,
+    )
     record_events(
         run,
         [run_events.approval_decided(
@@ -243,12 +254,59 @@ def _response_value(workflow_name: str, approval: ApprovalRequest, approved: boo
     return stored
 
 
+# Decisions at once: one page of the inbox at most, so the loop stays short.
+MAX_BULK_DECISIONS = 100
+
+
+@dataclass(frozen=True)
+class BulkDecision:
+    """What happened to one request of a decision made on several: decided, or why not."""
+
+    request_id: str
+    decided: bool
+    reason: str = ""
+
+
+def approvals_decide_many(
+    request_ids: list[str], *, user: Actor, approved: bool, reason: str = ""
+) -> list[BulkDecision]:
+    """Approve or reject several requests with one reason, each as ``approval_decide`` would
+    (its own transaction, rules, audit entry and run event); one that cannot be decided so
+    (decided meanwhile, refused by a rule, needing a response only its form can give) is
+    skipped with the reason, and the others are still decided."""
+    unique = list(dict.fromkeys(request_ids))
+    if not unique:
+        raise InvalidInput("pick the requests to decide", errors={"request": "none picked"})
+    if len(unique) > MAX_BULK_DECISIONS:
+        raise InvalidInput(
+            f"at most {MAX_BULK_DECISIONS} requests are decided at once, not {len(unique)}",
+            errors={"request": "too many"},
+        )
+    authz.require(user, "approve" if approved else "reject", target=f"{len(unique)} requests")
+    outcomes = []
+    for request_id in unique:
+        try:
+            decided = approval_decide(request_id, user=user, approved=approved, reason=reason)
+        except InvalidInput as exc:
+            if set(exc.errors) - {"reason"}:
+                why = "its response has fields to fill in: decide it on its own"
+            else:
+                why = exc.message
+            outcomes.append(BulkDecision(request_id, False, why))
+        except ServiceError as exc:
+            outcomes.append(BulkDecision(request_id, False, exc.message))
+        else:
+            counted = decided.status != ApprovalStatus.PENDING
+            outcomes.append(BulkDecision(request_id, True, "" if counted else "your vote is recorded"))
+    return outcomes
+
+
 # ---------------------------------------------------------------------------- claim & assign
 
 
 def approval_claim(request_id: str, *, user: Actor, release: bool = False) -> ApprovalRequest:
     """Take a pending request (others then cannot decide it), or give it back."""
-    who = authz.require(user, "claim", target=f"request {request_id}")
+    who = authz.require_for_request(user, "claim", request_id, target=f"request {request_id}")
     if who is None:
         raise InvalidInput("only a user can claim a request", errors={"user": "a user is required"})
     if not release:
@@ -276,7 +334,7 @@ def approval_assign(
     request_id: str, *, user: Actor, assignee: User | None = None, group: Group | None = None
 ) -> ApprovalRequest:
     """Assign a pending request to a user or a group (or clear the assignment)."""
-    authz.require(user, "assign", target=f"request {request_id}")
+    authz.require_for_request(user, "assign", request_id, target=f"request {request_id}")
     if assignee is not None and group is not None:
         raise InvalidInput("assign to a user or a group, not both", errors={"assignee": "user or group"})
     with transaction.atomic():

@@ -17,10 +17,18 @@ from collections.abc import Callable
 
 from django.core.exceptions import ImproperlyConfigured
 
-__all__ = ["enqueue_notification", "enqueue_run", "plug_notification_sender", "plug_run_executor"]
+__all__ = [
+    "enqueue_notification",
+    "enqueue_run",
+    "execute_bulk_on_commit",
+    "plug_bulk_executor",
+    "plug_notification_sender",
+    "plug_run_executor",
+]
 
 _run_executor: Callable[[str], None] | None = None
 _notification_sender: Callable[[int], None] | None = None
+_bulk_executor: Callable[[str], None] | None = None
 
 
 def plug_run_executor(enqueue: Callable[[str], None]) -> None:
@@ -33,6 +41,22 @@ def plug_notification_sender(enqueue: Callable[[int], None]) -> None:
     """Install the function that delivers a notification (by id) after the current commit."""
     global _notification_sender
     _notification_sender = enqueue
+
+
+def plug_bulk_executor(enqueue: Callable[[str], None]) -> None:
+    """Install the function that works through a bulk action (by id) after the current commit."""
+    global _bulk_executor
+    _bulk_executor = enqueue
+
+
+def execute_bulk_on_commit(bulk_id: str) -> None:
+    """Have a worker work through bulk action ``bulk_id`` once the current transaction commits."""
+    if _bulk_executor is None:
+        raise ImproperlyConfigured(
+            "no bulk action executor is plugged in (dashboard.execution plugs one in from "
+            "DashboardConfig.ready(); is 'dashboard' in INSTALLED_APPS?)"
+        )
+    _bulk_executor(bulk_id)
 
 
 def enqueue_run(run_id: str) -> None:

@@ -23,6 +23,7 @@ from dashboard.models import (
     Checkpoint,
     RunEvent,
     RunStatus,
+    Schedule,
     WorkflowRun,
 )
 from dashboard.services import approvals, audit, authz, validation
@@ -57,20 +58,48 @@ __all__ = [
     "run_resume",
     "run_retry",
     "run_start",
+    "start_input",
 ]
 
 # How deep the type check of an edited value looks for dataclasses (the codec refuses deeper).
 _MAX_DEPTH = 200
 
 
-def run_start(*, workflow_name: str, input: object, user: Actor = None) -> WorkflowRun:
-    """Queue a new run of a registered workflow.
+def run_start(
+    *, workflow_name: str, input: object, user: Actor = None, schedule: Schedule | None = None
+) -> WorkflowRun:
+    """Queue a new run of a registered workflow (``schedule``: the schedule starting it).
 
     Raises:
         InvalidInput: unknown workflow (``errors["workflow"]``) or input that does not fit the
             start executor's type (one message per field).
     """
-    authz.require(user, "start", target=f"workflow {workflow_name}")
+    authz.require(user, "start", workflow=workflow_name, target=f"workflow {workflow_name}")
+    stored = start_input(workflow_name, input)
+    with transaction.atomic():
+        run = WorkflowRun.objects.create(
+            workflow_name=workflow_name,
+            input=stored,
+            created_by=user if is_user(user) else None,
+            engine_run_id=uuid.uuid4().hex,
+            graph_version=registry.current_version(workflow_name),
+            schedule=schedule,
+        )
+        run = WorkflowRun.objects.select_for_update().get(pk=run.pk)
+        record_events(run, [run_events.run_status(RunStatus.QUEUED, by=username(user))])
+        details = {"input": stored, **({"schedule": schedule.name} if schedule else {})}
+        audit.record(user, "start", run=run, target=f"run {run.pk}", details=details)
+        enqueue(run)
+    return run
+
+
+def start_input(workflow_name: str, input: object) -> object:
+    """``input`` checked against the workflow's start type, as the JSON a run stores.
+
+    Raises:
+        InvalidInput: unknown workflow (``errors["workflow"]``) or input that does not fit the
+            start executor's type (one message per field).
+    """
     if workflow_name not in registry.names():
         raise InvalidInput(
             f"unknown workflow {workflow_name!r}", errors={"workflow": "unknown workflow"}
@@ -86,24 +115,14 @@ def run_start(*, workflow_name: str, input: object, user: Actor = None) -> Workf
         raise InvalidInput(str(exc), errors={"input": str(exc)}) from None
     # After coercion: "NaN" is a valid float to the type, and no database stores it.
     validation.require_storable(stored)
-    with transaction.atomic():
-        run = WorkflowRun.objects.create(
-            workflow_name=workflow_name,
-            input=stored,
-            created_by=user if is_user(user) else None,
-            engine_run_id=uuid.uuid4().hex,
-            graph_version=registry.current_version(workflow_name),
-        )
-        run = WorkflowRun.objects.select_for_update().get(pk=run.pk)
-        record_events(run, [run_events.run_status(RunStatus.QUEUED, by=username(user))])
-        audit.record(user, "start", run=run, target=f"run {run.pk}", details={"input": stored})
-        enqueue(run)
-    return run
+    return stored
 
 
-def run_cancel(run_id: RunId, *, user: Actor = None) -> WorkflowRun:
-    """Stop a queued, running or waiting run; its pending approvals are cancelled too."""
-    authz.require(user, "cancel", target=f"run {run_id}")
+def run_cancel(run_id: RunId, *, user: Actor = None, reason: str = "") -> WorkflowRun:
+    """Stop a queued, running or waiting run; its pending approvals are cancelled too.
+    ``reason``: why, kept in the run's history and the audit log."""
+    authz.require_for_run(user, "cancel", run_id, target=f"run {run_id}")
+    reason = _reason(reason)
     with transaction.atomic():
         run = locked_run(run_id)
         if run.status in TERMINAL_RUN_STATUSES:
@@ -112,11 +131,29 @@ def run_cancel(run_id: RunId, *, user: Actor = None) -> WorkflowRun:
         set_status(run, RunStatus.CANCELLED)
         run.save()
         _cancel_pending_approvals(run)
-        record_events(run, [run_events.run_status(RunStatus.CANCELLED, by=username(user))])
+        record_events(run, [run_events.run_status(RunStatus.CANCELLED, by=username(user), reason=reason or None)])
         audit.record(user, "cancel", run=run, target=f"run {run.pk}",
-                     checkpoint_before=run.latest_checkpoint_id, checkpoint_after=run.latest_checkpoint_id)
+                     checkpoint_before=run.latest_checkpoint_id, checkpoint_after=run.latest_checkpoint_id,
+                     details={"reason": reason} if reason else None)
         transaction.on_commit(lambda: broadcast.broadcast_run_changed(run.pk), robust=True)
     return run
+
+
+# An operator's reason for an action: kept whole in the history up to this length.
+MAX_REASON = 2000
+
+
+def _reason(reason: str) -> str:
+    """A reason as stored: checked like any text a database keeps, trimmed, bounded."""
+    if not isinstance(reason, str):
+        raise InvalidInput("a reason is text", errors={"reason": "must be text"})
+    validation.require_storable(reason, field="reason")
+    reason = reason.strip()
+    if len(reason) > MAX_REASON:
+        raise InvalidInput(
+            f"a reason is at most {MAX_REASON} characters", errors={"reason": f"at most {MAX_REASON}"}
+        )
+    return reason
 
 
 def _cancel_pending_approvals(run: WorkflowRun) -> None:
@@ -127,9 +164,10 @@ def _cancel_pending_approvals(run: WorkflowRun) -> None:
         transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
 
 
-def run_retry(run_id: RunId, *, user: Actor = None) -> WorkflowRun:
+def run_retry(run_id: RunId, *, user: Actor = None, reason: str = "") -> WorkflowRun:
     """Run a failed run again from its latest checkpoint (or from its input if it has none)."""
-    authz.require(user, "retry", target=f"run {run_id}")
+    authz.require_for_run(user, "retry", run_id, target=f"run {run_id}")
+    reason = _reason(reason)
     with transaction.atomic():
         run = locked_run(run_id)
         if run.status != RunStatus.FAILED:
@@ -138,9 +176,11 @@ def run_retry(run_id: RunId, *, user: Actor = None) -> WorkflowRun:
         set_status(run, RunStatus.QUEUED, attempts=0, lost_workers=0,
                    error_type="", error_message="", traceback="")
         run.save()
-        record_events(run, [run_events.run_status(RunStatus.QUEUED, by=username(user), action="retry")])
+        record_events(run, [run_events.run_status(RunStatus.QUEUED, by=username(user), action="retry",
+                                                  reason=reason or None)])
         audit.record(user, "retry", run=run, target=f"run {run.pk}",
-                     checkpoint_before=run.latest_checkpoint_id, checkpoint_after=run.latest_checkpoint_id)
+                     checkpoint_before=run.latest_checkpoint_id, checkpoint_after=run.latest_checkpoint_id,
+                     details={"reason": reason} if reason else None)
         enqueue(run)
     return run
 
@@ -152,7 +192,7 @@ def _checkpoint_of(run: WorkflowRun, checkpoint_id: str) -> Checkpoint:
     return checkpoint
 
 
-def run_resume(run_id: RunId, *, checkpoint_id: str, user: Actor = None) -> WorkflowRun:
+def run_resume(run_id: RunId, *, checkpoint_id: str, user: Actor = None, reason: str = "") -> WorkflowRun:
     """Continue the run from one of its checkpoints, as a new branch of its history.
 
     Supersteps after that checkpoint run again; the branch gets its own lineage id, so requests
@@ -160,7 +200,8 @@ def run_resume(run_id: RunId, *, checkpoint_id: str, user: Actor = None) -> Work
     The run keeps the output it had at that checkpoint (see ``output_at``) until the branch
     yields one of its own.
     """
-    authz.require(user, "resume", target=f"run {run_id} from {checkpoint_id}")
+    authz.require_for_run(user, "resume", run_id, target=f"run {run_id} from {checkpoint_id}")
+    reason = _reason(reason)
     with transaction.atomic():
         run = locked_run(run_id)
         before = run.latest_checkpoint_id
@@ -189,10 +230,12 @@ def run_resume(run_id: RunId, *, checkpoint_id: str, user: Actor = None) -> Work
         record_events(
             run,
             [run_events.run_status(RunStatus.QUEUED, by=username(user), action="resume",
-                           checkpoint_id=checkpoint.checkpoint_id, superstep=checkpoint.superstep)],
+                           checkpoint_id=checkpoint.checkpoint_id, superstep=checkpoint.superstep,
+                           reason=reason or None)],
         )
         audit.record(user, "resume", run=run, target=f"run {run.pk}",
-                     checkpoint_before=before, checkpoint_after=checkpoint.checkpoint_id)
+                     checkpoint_before=before, checkpoint_after=checkpoint.checkpoint_id,
+                     details={"reason": reason} if reason else None)
         enqueue(run)
     return run
 
@@ -267,6 +310,7 @@ def run_fork(
     state: dict[str, Any] | None = None,
     executor_states: dict[str, dict[str, Any]] | None = None,
     messages: list[dict[str, Any]] | None = None,
+    reason: str = "",
 ) -> WorkflowRun:
     """A new run that starts from a checkpoint of this one, optionally with edited shared
     state, executor states and messages in flight (each given as the checkpoint document's
@@ -281,8 +325,9 @@ def run_fork(
             deeper for a dataclass field).
         NotFound, Conflict: no such run or checkpoint; the checkpoint's graph is not registered.
     """
-    authz.require(user, "fork", target=f"run {run_id} from {checkpoint_id}")
+    authz.require_for_run(user, "fork", run_id, target=f"run {run_id} from {checkpoint_id}")
     _require_storable_edits(state, executor_states, messages)
+    reason = _reason(reason)
     with transaction.atomic():
         origin = locked_run(run_id)
         checkpoint = _checkpoint_of(origin, checkpoint_id)
@@ -313,7 +358,7 @@ def run_fork(
             fork,
             [run_events.run_status(RunStatus.QUEUED, by=username(user), action="fork",
                            parent_run=str(origin.pk), checkpoint_id=checkpoint.checkpoint_id,
-                           edited=any(v is not None for v in edits.values()))],
+                           edited=any(v is not None for v in edits.values()), reason=reason or None)],
         )
         record_events(
             origin, [run_events.run_forked(str(fork.pk), checkpoint.checkpoint_id, username(user))]
@@ -321,7 +366,8 @@ def run_fork(
         audit.record(user, "fork", run=fork, target=f"fork of run {origin.pk}",
                      checkpoint_before=checkpoint.checkpoint_id, checkpoint_after=row.checkpoint_id,
                      details={"origin_run": str(origin.pk),
-                              "edited": sorted(k for k, v in edits.items() if v is not None)})
+                              "edited": sorted(k for k, v in edits.items() if v is not None),
+                              **({"reason": reason} if reason else {})})
         enqueue(fork)
     return fork
 
@@ -341,7 +387,7 @@ def fork_check(
     Raises:
         InvalidInput, NotFound, Conflict, Forbidden: as ``run_fork`` would.
     """
-    authz.require(user, "fork", target=f"run {run_id} from {checkpoint_id}")
+    authz.require_for_run(user, "fork", run_id, target=f"run {run_id} from {checkpoint_id}")
     _require_storable_edits(state, executor_states, messages)
     origin = WorkflowRun.objects.filter(pk=run_id).first()
     if origin is None:
@@ -550,7 +596,7 @@ def run_hold(run_id: RunId, *, user: Actor = None, hold: bool = True, reason: st
     """Put a run (and so every checkpoint of it) on legal hold, or release it; retention never
     deletes what is held."""
     action = "hold" if hold else "release"
-    authz.require(user, action, target=f"run {run_id}")
+    authz.require_for_run(user, action, run_id, target=f"run {run_id}")
     validation.require_storable(reason, field="reason")
     with transaction.atomic():
         run = locked_run(run_id)

@@ -31,6 +31,7 @@ class EventView(CreatedAtLabels):
     tone: str  # "", "success", "danger", "warning", "info": the badge colour
     details: str
     link_run: str = ""
+    executor: str = ""
 
 
 
@@ -160,6 +161,7 @@ def describe_event(event: RunEvent) -> EventView:
         tone=tone or (declared.tone if declared else ""),
         details="" if declared is not None and declared.plain else _details(data),
         link_run=link,
+        executor=executor,
     )
 
 

@@ -308,14 +308,20 @@ class RunFilterForm(forms.Form):
         required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
     )
     sort = forms.ChoiceField(required=False, choices=SORTS)
+    executor = forms.ChoiceField(required=False, label="Held up by", choices=[("", "Any executor")])
 
-    def __init__(self, *args: Any, workflows: list[str], **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, workflows: list[str], executors: list[str] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         workflow = self.fields["workflow"]
         assert isinstance(workflow, forms.ChoiceField)
         workflow.choices = [("", "Any workflow"), *[(w, w) for w in workflows]]
+        executor = self.fields["executor"]
+        assert isinstance(executor, forms.ChoiceField)
+        executor.choices = [("", "Any executor"), *[(e, e) for e in executors or []]]
         self.fields["q"].widget.attrs.update(
-            {"placeholder": "Run id or text in the input", "type": "search"}
+            {"placeholder": "Run id, or text in the input, output or error", "type": "search"}
         )
 
     def value(self, name: str) -> Any:

@@ -27,8 +27,10 @@ from django.template.loader import render_to_string
 
 from dashboard import selectors
 from dashboard.models import RunEvent
+from dashboard.services.types import Actor
 from dashboard.web import graph_state
 from dashboard.web.events import event_views
+from dashboard.web.gantt import gantt_context
 from dashboard.web.run_page import TEMPLATE, summary_context, timeline_context
 
 __all__ = [
@@ -59,7 +61,7 @@ REDRAW_TYPES = frozenset(
         "intermediate",
     }
 )
-REDRAWN_PARTIALS = ("header", "outcome", "details", "timeline")
+REDRAWN_PARTIALS = ("header", "outcome", "details", "timeline", "gantt")
 
 
 def signal(*names: str) -> str:
@@ -87,16 +89,16 @@ def run_update(run_id: uuid.UUID, events: Sequence[RunEvent]) -> str:
             render_to_string(f"{TEMPLATE}#graph", {"run": run, "graph": graph, "oob": True})
         )
     if any(event.type in REDRAW_TYPES for event in events):
-        context = {**summary_context(run), **timeline_context(run), "oob": True}
+        context = {**summary_context(run), **timeline_context(run), **gantt_context(run), "oob": True}
         parts += [render_to_string(f"{TEMPLATE}#{name}", context) for name in REDRAWN_PARTIALS]
     return "".join(parts)
 
 
-def approvals_update() -> str:
-    """The nav badge with the pending count every signed-in page shows, and the signal the
-    inbox's list and status reload on."""
+def approvals_update(user: Actor = None) -> str:
+    """The nav badge with the pending count every signed-in page shows (of the requests
+    ``user`` may see), and the signal the inbox's list and status reload on."""
     badge = render_to_string(
         "base.html#approval_count",
-        {"pending_approval_count": selectors.pending_approval_count(), "oob": True},
+        {"pending_approval_count": selectors.pending_approval_count(user), "oob": True},
     )
     return badge + signal(APPROVALS_CHANGED)

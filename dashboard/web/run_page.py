@@ -20,6 +20,7 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
+from dashboard.selectors import alerts as alert_selectors
 from dashboard.web import durations, graph_state, subworkflows
 from dashboard.web.diff_values import tree
 from dashboard.web.events import event_views
@@ -164,6 +165,7 @@ def page_context(
         **events_context(run),
         "graph": graph,
         "input": run.input,
+        "alert_incidents": alert_selectors.run_incidents(run.pk),
         "ws_url": f"/ws/runs/{run.pk}/?view=html",
         "nav_section": "runs",
     }

@@ -5,12 +5,17 @@ from __future__ import annotations
 from django.urls import URLPattern, path
 
 from dashboard.web import (
+    views_alerts,
     views_approvals,
     views_audit,
+    views_bulk,
     views_checkpoints,
+    views_compare,
     views_retention,
     views_run_detail,
     views_runs,
+    views_saved,
+    views_schedules,
     views_storage,
     views_versions,
 )
@@ -22,6 +27,12 @@ CHECKPOINT = "runs/<uuid:run_id>/checkpoints/<str:checkpoint_id>/"
 urlpatterns: list[URLPattern] = [
     path("", views_runs.run_list, name="run_list"),
     path("runs/start/", views_runs.run_start, name="run_start"),
+    path("runs/compare/", views_compare.run_compare_page, name="run_compare"),
+    path("views/", views_saved.saved_view_list, name="saved_views"),
+    path("views/<int:view_id>/", views_saved.saved_view_open, name="saved_view_open"),
+    path("views/<int:view_id>/change/", views_saved.saved_view_change, name="saved_view_change"),
+    path("runs/bulk/", views_bulk.bulk_review, name="bulk_review"),
+    path("runs/bulk/<uuid:bulk_id>/", views_bulk.bulk_progress, name="bulk_progress"),
     path("runs/<uuid:run_id>/", views_run_detail.run_detail, name="run_detail"),
     path("runs/<uuid:run_id>/actions/", views_run_detail.run_actions, name="run_actions"),
     path("runs/<uuid:run_id>/events/", views_run_detail.run_events, name="run_events"),
@@ -48,6 +59,12 @@ urlpatterns: list[URLPattern] = [
     ),
     path("approvals/", views_approvals.approval_inbox, name="approval_inbox"),
     path("approvals/archive/", views_approvals.approval_archive, name="approval_archive"),
+    path("approvals/decide/", views_approvals.approvals_decide_many, name="approvals_decide_many"),
+    path(
+        "approvals/<str:request_id>/assign/",
+        views_approvals.approval_assign,
+        name="approval_assign",
+    ),
     path(
         "approvals/<str:request_id>/decide/",
         views_approvals.approval_decide,
@@ -73,6 +90,17 @@ urlpatterns: list[URLPattern] = [
     path("retention/<int:policy_id>/run/", views_retention.policy_run, name="retention_policy_run"),
     path("retention/holds/", views_retention.hold_add, name="retention_hold_add"),
     path("retention/holds/<uuid:run_id>/release/", views_retention.hold_release, name="retention_hold_release"),
+    path("schedules/", views_schedules.schedule_list, name="schedules"),
+    path("schedules/new/", views_schedules.schedule_new, name="schedule_new"),
+    path("schedules/<int:schedule_id>/edit/", views_schedules.schedule_edit, name="schedule_edit"),
+    path("schedules/<int:schedule_id>/pause/", views_schedules.schedule_pause, name="schedule_pause"),
+    path("schedules/<int:schedule_id>/resume/", views_schedules.schedule_resume, name="schedule_resume"),
+    path("schedules/<int:schedule_id>/trigger/", views_schedules.schedule_trigger, name="schedule_trigger"),
+    path("schedules/<int:schedule_id>/delete/", views_schedules.schedule_delete, name="schedule_delete"),
+    path("alerts/", views_alerts.alert_list, name="alerts"),
+    path("alerts/new/", views_alerts.alert_rule_new, name="alert_rule_new"),
+    path("alerts/<int:rule_id>/edit/", views_alerts.alert_rule_edit, name="alert_rule_edit"),
+    path("alerts/<int:rule_id>/delete/", views_alerts.alert_rule_delete, name="alert_rule_delete"),
     path("audit/", views_audit.audit, name="audit"),
     path("audit/export/", views_audit.audit_export, name="audit_export"),
 ]

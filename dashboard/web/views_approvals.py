@@ -12,10 +12,15 @@ from django.urls import reverse
 from django.utils import timezone
 
 from dashboard import selectors, services
-from dashboard.execution import registry
 from dashboard.models import ApprovalRequest, ApprovalStatus
 from dashboard.services.types import Actor
-from dashboard.web.access import HtmxHttpRequest, allowed_actions, htmx_target, page_view
+from dashboard.web.access import (
+    HtmxHttpRequest,
+    allowed_actions,
+    htmx_target,
+    page_view,
+    workflow_names,
+)
 from dashboard.web.conflicts import approval_conflict
 from dashboard.web.diff_values import tree
 from dashboard.web.display import short_type_name
@@ -29,6 +34,7 @@ from dashboard.web.forms import (
 )
 from dashboard.web.jsondiff import preview
 from dashboard.web.pagination import decode_cursor, page_links
+from dashboard.web.request_summary import inbox_items, request_fields
 
 INBOX = "dashboard/approval_inbox.html"
 ARCHIVE = "dashboard/approval_archive.html"
@@ -59,32 +65,6 @@ def response_form(
     return schema_form(
         schema, data=data, mode=mode, prefix="response", exclude=exclude, defaults=defaults
     )
-
-
-def _field_text(value: Any) -> tuple[str, bool]:
-    """A request field as one line of text, and whether it is JSON (shown monospaced)."""
-    if value is None:
-        return "null", True
-    if isinstance(value, bool):
-        return ("yes" if value else "no"), False
-    if isinstance(value, str | int | float):
-        return str(value), False
-    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
-        return ", ".join(str(v) for v in value) or "(none)", False
-    return preview(value, limit=300), True
-
-
-def request_fields(approval: ApprovalRequest) -> tuple[Any, list[tuple[str, str, bool]]]:
-    """The request data made readable, and its top-level fields for a quick key/value list."""
-    shown = tree(approval.request_data)
-    fields: list[tuple[str, str, bool]] = []
-    if isinstance(shown, dict):
-        for key, value in shown.items():
-            if not str(key).startswith("$"):
-                fields.append((str(key), *_field_text(value)))
-    elif shown is not None:
-        fields.append(("value", *_field_text(shown)))
-    return shown, fields
 
 
 def panel_context(
@@ -120,6 +100,7 @@ def panel_context(
         "json_capable": bool(approval.response_schema),
         "rule_refusal": refusal,
         "may_override": bool(refusal) and services.can(user, "override"),
+        "assign_choices": _assign_choices(approval) if pending and services.can(user, "assign") else None,
         "is_overdue": approval.status == ApprovalStatus.PENDING
         and (
             approval.overdue_at is not None
@@ -128,9 +109,24 @@ def panel_context(
     }
 
 
+def _assign_choices(approval: ApprovalRequest) -> list[tuple[str, str, bool]]:
+    """(value, label, selected) for the assign menu: role groups first, then people."""
+    current_user = approval.assigned_user_id
+    current_group = approval.assigned_group_id
+    choices = [
+        (f"group:{g.pk}", f"{g.name} (anyone in the group)", g.pk == current_group)
+        for g in selectors.assignable_groups()
+    ]
+    choices += [
+        (f"user:{u.pk}", u.get_full_name() or u.get_username(), u.pk == current_user)
+        for u in selectors.assignable_users()[:200]
+    ]
+    return choices
+
+
 def _inbox_context(request: HttpRequest) -> dict[str, Any]:
     """The list side of the inbox (filters, one keyset page), and what the user may do."""
-    workflows = registry.names()
+    workflows = workflow_names(request.user)
     form = ApprovalFilterForm(request.GET, workflows=workflows)
     filters = form.cleaned()
     age = ApprovalFilterForm.AGE_DELTAS.get(filters.get("age", ""))
@@ -150,6 +146,7 @@ def _inbox_context(request: HttpRequest) -> dict[str, Any]:
     return {
         "filter_form": form,
         "approvals": page.rows,
+        "inbox_items": inbox_items(page.rows),
         "page": page_links(
             request,
             page,
@@ -176,7 +173,7 @@ def approval_inbox(request: HtmxHttpRequest) -> HttpResponse:
     if target == "approval-list":
         return render(request, f"{INBOX}#list", context)
     mode = "json" if request.GET.get("mode") == "json" else "form"
-    approval = selectors.approval_get(context["selected_id"]) if context["selected_id"] else None
+    approval = selectors.approval_get(context["selected_id"], user=request.user) if context["selected_id"] else None
     context.update(panel_context(approval, user=request.user, mode=mode))
     if target == "approval-panel":
         return render(request, f"{INBOX}#panel", context)
@@ -188,14 +185,14 @@ def approval_status(request: HttpRequest, request_id: str) -> HttpResponse:
     """The selected request's status line, redrawn live (someone else may decide it). When the
     panel still shows a form (``?shown=pending``) for a request decided meanwhile, the decision
     comes too, out of band, in the form's place."""
-    approval = selectors.approval_get(request_id)
+    approval = selectors.approval_get(request_id, user=request.user)
     if approval is None:
         raise Http404("No such request.")
     context: dict[str, Any] = {"approval": approval}
     decided = approval.status != ApprovalStatus.PENDING
     if decided and request.GET.get("shown") == ApprovalStatus.PENDING:
         context.update(panel_context(approval, user=request.user))
-        context.update(decision_oob=True, may=allowed_actions(request.user))
+        context.update(decision_oob=True, may=allowed_actions(request.user, approval.run.workflow_name))
     return render(request, f"{INBOX}#status", context)
 
 
@@ -210,7 +207,7 @@ def _outcome_text(approval: ApprovalRequest) -> str:
 
 @page_view("POST")
 def approval_decide(request: HtmxHttpRequest, request_id: str) -> HttpResponse:
-    approval = selectors.approval_get(request_id)
+    approval = selectors.approval_get(request_id, user=request.user)
     if approval is None:
         raise Http404("No such request.")
     mode = "json" if request.POST.get("mode") == "json" else "form"
@@ -240,7 +237,7 @@ def approval_decide(request: HtmxHttpRequest, request_id: str) -> HttpResponse:
             status, error = (422 if exc.status == 400 else exc.status), exc.message
             if isinstance(exc, services.Conflict):
                 error = approval_conflict(
-                    selectors.approval_get(request_id), user=request.user, fallback=exc.message
+                    selectors.approval_get(request_id, user=request.user), user=request.user, fallback=exc.message
                 )
         else:
             outcome = _outcome_text(decided)
@@ -251,11 +248,11 @@ def approval_decide(request: HtmxHttpRequest, request_id: str) -> HttpResponse:
                 )
             # The panel says it itself: a flash message would only show on the next page.
             context = panel_context(
-                selectors.approval_get(request_id), user=request.user, notice=outcome
+                selectors.approval_get(request_id, user=request.user), user=request.user, notice=outcome
             )
             context["may"] = allowed_actions(request.user)
             return render(request, f"{INBOX}#panel", context)
-    fresh = selectors.approval_get(request_id)
+    fresh = selectors.approval_get(request_id, user=request.user)
     keep = response if fresh is not None and fresh.status == ApprovalStatus.PENDING else None
     context = panel_context(
         fresh, user=request.user, decision=decision, response=keep, mode=mode, error=error
@@ -269,14 +266,14 @@ def approval_decide(request: HtmxHttpRequest, request_id: str) -> HttpResponse:
 @page_view("POST")
 def approval_claim(request: HttpRequest, request_id: str) -> HttpResponse:
     """Claim a pending request (or, with ``release``, give it back); the service decides."""
-    approval = selectors.approval_get(request_id)
+    approval = selectors.approval_get(request_id, user=request.user)
     if approval is None:
         raise Http404("No such request.")
     release = request.POST.get("release") == "1"
     try:
         services.approval_claim(approval.request_id, user=request.user, release=release)
     except services.ServiceError as exc:
-        fresh = selectors.approval_get(request_id)
+        fresh = selectors.approval_get(request_id, user=request.user)
         error = exc.message
         if isinstance(exc, services.Conflict):
             error = approval_conflict(
@@ -295,6 +292,73 @@ def approval_claim(request: HttpRequest, request_id: str) -> HttpResponse:
     return redirect(f"{reverse('dashboard:approval_inbox')}?request={approval.request_id}")
 
 
+@page_view("POST")
+def approvals_decide_many(request: HttpRequest) -> HttpResponse:
+    """Approve or reject the requests picked in the inbox list, with one reason; the message
+    says how many were decided and which were skipped, and why."""
+    decision = request.POST.get("decision")
+    back = f"{reverse('dashboard:approval_inbox')}?{request.POST.get('back', '')[:2000]}"
+    if decision not in ("approve", "reject"):
+        messages.error(request, "Choose Approve or Reject for the picked requests.")
+        return redirect(back)
+    try:
+        outcomes = services.approvals_decide_many(
+            request.POST.getlist("request"),
+            user=request.user,
+            approved=decision == "approve",
+            reason=request.POST.get("reason", "")[:2000],
+        )
+    except services.ServiceError as exc:
+        messages.error(request, f"Nothing was decided: {exc.message}.")
+        return redirect(back)
+    done = [o for o in outcomes if o.decided]
+    skipped = [o for o in outcomes if not o.decided]
+    verb = "Approved" if decision == "approve" else "Rejected"
+    if done:
+        messages.success(request, f"{verb} {len(done)} of {len(outcomes)} requests.")
+    for outcome in skipped[:10]:
+        why = outcome.reason if len(outcome.reason) <= 200 else outcome.reason[:199] + "…"
+        messages.warning(request, f"Skipped {short_request(outcome.request_id)}: {why}.")
+    if len(skipped) > 10:
+        messages.warning(request, f"… and {len(skipped) - 10} more skipped.")
+    return redirect(back)
+
+
+def short_request(request_id: str) -> str:
+    run, _, own = request_id.partition(":")
+    return f"request {own[:8] or run[:8]} of run {run[:8]}"
+
+
+@page_view("POST")
+def approval_assign(request: HttpRequest, request_id: str) -> HttpResponse:
+    """Assign a pending request to a person or a role group (or clear it), from the panel."""
+    approval = selectors.approval_get(request_id, user=request.user)
+    if approval is None:
+        raise Http404("No such request.")
+    back = f"{reverse('dashboard:approval_inbox')}?request={approval.request_id}"
+    choice = request.POST.get("assignee", "")
+    assignee = group = None
+    kind, _, pk = choice.partition(":")
+    if choice and (kind not in ("user", "group") or not pk.isdigit()):
+        messages.error(request, "Pick a person or a group to assign the request to.")
+        return redirect(back)
+    if kind == "user":
+        assignee = selectors.assignable_users().filter(pk=int(pk)).first()
+    elif kind == "group":
+        group = selectors.assignable_groups().filter(pk=int(pk)).first()
+    if choice and assignee is None and group is None:
+        messages.error(request, "That person or group cannot decide requests.")
+        return redirect(back)
+    try:
+        services.approval_assign(approval.request_id, user=request.user, assignee=assignee, group=group)
+    except services.ServiceError as exc:
+        messages.error(request, f"Not assigned: {exc.message}.")
+        return redirect(back)
+    target = assignee.get_username() if assignee else group.name if group else ""
+    messages.success(request, f"Assigned to {target}." if target else "Assignment cleared.")
+    return redirect(back)
+
+
 def response_text(response: Any) -> str | None:
     """A decision's response on one line: ``discount_percent: 10, note: "ok"`` for an object."""
     if response is None:
@@ -308,10 +372,11 @@ def response_text(response: Any) -> str | None:
 
 @page_view("GET")
 def approval_archive(request: HtmxHttpRequest) -> HttpResponse:
-    workflows = registry.names()
+    workflows = workflow_names(request.user)
     form = ApprovalFilterForm(request.GET, workflows=workflows)
     filters = form.cleaned()
     page = selectors.approval_archive(
+        user=request.user,
         workflow=filters.get("workflow", ""),
         after=decode_cursor(request.GET.get("after"), int),
         before=decode_cursor(request.GET.get("before"), int),

@@ -13,9 +13,16 @@ from django.template.loader import render_to_string
 from dashboard import selectors, services
 from dashboard.models import WorkflowRun
 from dashboard.services.types import Actor
-from dashboard.web import conflicts, previews, run_page, subworkflows, version_panel
+from dashboard.web import (
+    conflicts,
+    event_log,
+    gantt,
+    previews,
+    run_page,
+    subworkflows,
+    version_panel,
+)
 from dashboard.web.access import HtmxHttpRequest, allowed_actions, page_view
-from dashboard.web.events import event_views
 
 TEMPLATE = "dashboard/run_detail.html"
 EVENTS_PAGE = 500
@@ -23,19 +30,24 @@ EVENTS_PAGE = 500
 ANSWER_PARTIALS = ("header", "outcome", "details")
 
 
-def _run_or_404(run_id: uuid.UUID) -> WorkflowRun:
-    run = selectors.run_get(run_id)
+def _run_or_404(run_id: uuid.UUID, user: Actor) -> WorkflowRun:
+    run = selectors.run_get(run_id, user=user)
     if run is None:
         raise Http404("No such run.")
     return run
 
 
-def actions_context(run: WorkflowRun, user: Actor) -> dict[str, Any]:
-    pending = len(selectors.pending_approvals_by_run([run.pk]).get(run.pk, []))
+def actions_context(
+    run: WorkflowRun, user: Actor, summary: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The actions and what they show; ``summary`` is the run's ``summary_context`` when the
+    caller has built it already (the whole page does), so it is not read twice."""
+    if summary is None:
+        summary = run_page.summary_context(run)
     return {
-        **run_page.summary_context(run),
-        "may": allowed_actions(user),
-        "cancel_preview": previews.cancel_preview(run, pending),
+        **summary,
+        "may": allowed_actions(user, run.workflow_name),
+        "cancel_preview": previews.cancel_preview(run, len(summary["pending_approvals"])),
         "retry_preview": previews.retry_preview(run),
     }
 
@@ -44,16 +56,17 @@ def render_detail(
     request: HttpRequest, run: WorkflowRun, *, status: int = 200, error: str = ""
 ) -> HttpResponse:
     full = request.GET.get("timeline") == "all"
+    page = run_page.page_context(
+        run,
+        full_timeline=full,
+        open_subworkflow=request.GET.get("sub", ""),
+        subworkflow_checkpoint=request.GET.get("checkpoint") or None,
+    )
     context = {
-        **run_page.page_context(
-            run,
-            full_timeline=full,
-            open_subworkflow=request.GET.get("sub", ""),
-            subworkflow_checkpoint=request.GET.get("checkpoint") or None,
-        ),
-        **actions_context(run, request.user),
+        **actions_context(run, request.user, summary=page),
         "action_error": error,
         "version_panel": version_panel.panel_context(run, request.user),
+        **gantt.gantt_context(run),
         "audit_entries": selectors.run_audit_entries(run.pk),
         "audit_limit": selectors.AUDIT_CARD_LIMIT,
     }
@@ -62,13 +75,13 @@ def render_detail(
 
 @page_view("GET")
 def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
-    return render_detail(request, _run_or_404(run_id))
+    return render_detail(request, _run_or_404(run_id, request.user))
 
 
 @page_view("GET")
 def run_actions(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     """The action buttons alone, redrawn (with a CSRF token) when the run's status changes."""
-    run = _run_or_404(run_id)
+    run = _run_or_404(run_id, request.user)
     return render(request, f"{TEMPLATE}#actions", actions_context(run, request.user))
 
 
@@ -76,7 +89,7 @@ def run_actions(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 def run_subworkflow(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     """One sub-workflow panel's body (inner graph and state) at ``?checkpoint=`` (default the
     latest): what the panel's checkpoint picker and its live refresh swap in."""
-    run = _run_or_404(run_id)
+    run = _run_or_404(run_id, request.user)
     executor_id = request.GET.get("sub", "")
     ids = subworkflows.subworkflow_ids(run.workflow_name)
     if executor_id not in ids:
@@ -94,18 +107,36 @@ def run_subworkflow(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 
 @page_view("GET")
 def run_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
-    """Older events than the run page's log shows, a page at a time."""
-    run = _run_or_404(run_id)
+    """The whole event log, a page at a time: filtered by type and executor, grouped by
+    superstep, normal or compact."""
+    run = _run_or_404(run_id, request.user)
     try:
-        before = int(request.GET.get("before", "0")) or run.last_event_seq + 1
+        before = min(int(request.GET.get("before", "0")), run.last_event_seq + 1)
     except ValueError:
-        before = run.last_event_seq + 1
-    events = selectors.run_events_page(run.pk, before_seq=before, limit=EVENTS_PAGE)
+        before = 0
+    before = before if before > 0 else run.last_event_seq + 1
+    types, executors = selectors.run_event_facets(run.pk)
+    filters = event_log.read_filters(
+        request.GET, known_types=[t for t, _ in types], executors=executors
+    )
+    events = selectors.run_events_page(
+        run.pk, before_seq=before, limit=EVENTS_PAGE, types=filters.types, executor=filters.executor
+    )
+    first_seq = events[0].seq if events else 0
+    start = selectors.run_superstep_before(run.pk, first_seq) if events else None
     context = {
         "run": run,
-        "events": event_views(events),
-        "first_seq": events[0].seq if events else 0,
+        "groups": event_log.grouped(events, by_superstep=filters.by_superstep, start=start),
+        "filters": filters,
+        "type_choices": types,
+        "executor_choices": executors,
+        "first_seq": first_seq,
         "last_seq": events[-1].seq if events else 0,
+        "shown": len(events),
+        "earlier_query": filters.query(before=first_seq),
+        # The density and grouping switches keep the filters (and go back to the newest page).
+        "density_query": filters.query(density="" if filters.compact else "compact"),
+        "group_query": filters.query(group="" if not filters.by_superstep else "none"),
         "nav_section": "runs",
     }
     return render(request, "dashboard/run_events.html", context)
@@ -114,16 +145,16 @@ def run_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 def _act(request: HtmxHttpRequest, run_id: uuid.UUID, action: str) -> HttpResponse:
     """Cancel or retry. With htmx the page stays: the answer is the actions again, the header
     as it is now and a toast, also when the action came too late (someone else acted first)."""
-    run = _run_or_404(run_id)
+    run = _run_or_404(run_id, request.user)
     try:
         if action == "cancel":
-            services.run_cancel(run.pk, user=request.user)
+            services.run_cancel(run.pk, user=request.user, reason=request.POST.get("reason", ""))
             done = f"Run {str(run.pk)[:8]} was cancelled."
         else:
-            services.run_retry(run.pk, user=request.user)
+            services.run_retry(run.pk, user=request.user, reason=request.POST.get("reason", ""))
             done = f"Run {str(run.pk)[:8]} is queued again."
     except services.ServiceError as exc:
-        fresh = _run_or_404(run_id)
+        fresh = _run_or_404(run_id, request.user)
         text = exc.message
         if isinstance(exc, services.Conflict):
             text = conflicts.run_conflict(fresh, action, user=request.user, fallback=exc.message)
@@ -131,7 +162,7 @@ def _act(request: HtmxHttpRequest, run_id: uuid.UUID, action: str) -> HttpRespon
             return _answer(request, fresh, text, "error", status=exc.status)
         return render_detail(request, fresh, status=exc.status, error=text)
     if request.htmx:
-        return _answer(request, _run_or_404(run_id), done, "success")
+        return _answer(request, _run_or_404(run_id, request.user), done, "success")
     messages.success(request, done)
     return redirect("dashboard:run_detail", run_id=run.pk)
 

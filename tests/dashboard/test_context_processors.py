@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import connection
@@ -18,11 +21,13 @@ def test_pending_approvals_is_zero_without_a_query_for_anonymous_visitors() -> N
 
 
 @pytest.mark.django_db
-def test_pending_approvals_counts_lazily_once_per_render() -> None:
+def test_pending_approvals_counts_lazily_once_per_render(role_user: Callable[..., Any]) -> None:
     request = RequestFactory().get("/")
-    request.user = User(username="operator")
+    request.user = User.objects.get(pk=role_user("operator", "Operator").pk)  # nothing cached yet
     with CaptureQueriesContext(connection) as queries:
         count = pending_approvals(request)["pending_approval_count"]
         assert len(queries) == 0  # nothing until a template shows it
         assert str(count) == "0" and not count
-    assert len(queries) == 1
+    # The user's own and their groups' permissions (which workflows they see), then the count.
+    assert len(queries) == 3
+    assert str(count) == "0" and len(queries) == 3  # counted once per render

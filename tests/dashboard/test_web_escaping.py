@@ -35,6 +35,7 @@ ALLOWED_HX = {
     "hx-push-url",
     "hx-disable",
     "hx-ext",  # the live sockets: hx-ext="ws" ws-connect="/ws/…"
+    "hx-preserve",  # picked rows keep their tick when a live list redraws
 }
 
 

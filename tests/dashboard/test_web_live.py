@@ -113,6 +113,7 @@ async def test_run_socket_in_html_mode_replays_rows_graph_and_partials_in_one_me
         "#run-outcome",
         "#run-details",
         "#run-timeline",
+        "#run-gantt",
     ]
     # Led by the batch's last sequence number: live.js resumes from it and skips repeats.
     leading = re.match(r'\s*<[^>]*\sdata-seq="(\d+)"', message)

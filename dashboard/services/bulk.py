@@ -1,0 +1,292 @@
+"""Actions on many runs at once: cancel, retry, resume from the latest checkpoint, hold,
+release.
+
+``bulk_preview`` says, before anything happens, how many runs the action would change and
+which it would skip and why (the confirmation shows it). ``bulk_start`` records the action and
+its runs and queues the work; ``bulk_execute`` (a Celery task, or a thread in embedded mode)
+works through them a chunk at a time, each run through the very service a single click calls,
+in that service's own short transaction, audited there. A run that cannot be acted on (it
+moved on meanwhile, the role may not act on its workflow) is skipped with the reason; the
+others go on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from dashboard.models import (
+    TERMINAL_RUN_STATUSES,
+    BulkAction,
+    BulkActionItem,
+    RunStatus,
+    WorkflowRun,
+)
+from dashboard.services import audit, authz, dispatch, runs, validation
+from dashboard.services.errors import InvalidInput, NotFound, ServiceError
+from dashboard.services.types import Actor
+
+__all__ = [
+    "BULK_ACTIONS",
+    "MAX_BULK_RUNS",
+    "BulkPreview",
+    "bulk_execute",
+    "bulk_preview",
+    "bulk_start",
+]
+
+# What one action may cover: enough for a bad day's failures, bounded for one confirmation.
+MAX_BULK_RUNS = 10_000
+# Runs done between two progress updates (each run is its own transaction either way).
+CHUNK = 25
+# How long a worker owns a bulk action between two chunks; well past a chunk's duration.
+CLAIM_SECONDS = 120
+ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Action:
+    label: str  # the button: "Cancel"
+    done: str  # the outcome: "cancelled"
+    permission: str  # authz action
+    # Why a run of this status (and hold) is left alone, or "" when the action applies.
+    skip: Callable[[WorkflowRun], str]
+
+
+def _cancel_skip(run: WorkflowRun) -> str:
+    return f"already {run.status}" if run.status in TERMINAL_RUN_STATUSES else ""
+
+
+def _retry_skip(run: WorkflowRun) -> str:
+    return "" if run.status == RunStatus.FAILED else f"{run.status}, not failed"
+
+
+def _resume_skip(run: WorkflowRun) -> str:
+    if run.status in ACTIVE:
+        return f"{run.status}: nothing to resume"
+    if run.status == RunStatus.COMPLETED:
+        return "completed"
+    return "" if run.latest_checkpoint_id else "no checkpoint yet"
+
+
+def _hold_skip(run: WorkflowRun) -> str:
+    return "already on hold" if run.on_hold else ""
+
+
+def _release_skip(run: WorkflowRun) -> str:
+    return "" if run.on_hold else "not on hold"
+
+
+BULK_ACTIONS: dict[str, _Action] = {
+    "cancel": _Action("Cancel", "cancelled", "cancel", _cancel_skip),
+    "retry": _Action("Retry", "queued again", "retry", _retry_skip),
+    "resume": _Action("Resume from latest checkpoint", "resumed", "resume", _resume_skip),
+    "hold": _Action("Put on hold", "put on hold", "hold", _hold_skip),
+    "release": _Action("Release hold", "released", "release", _release_skip),
+}
+
+
+def _action(name: str) -> _Action:
+    found = BULK_ACTIONS.get(name)
+    if found is None:
+        raise InvalidInput(
+            f"unknown action {name[:40]!r}; one of " + ", ".join(BULK_ACTIONS),
+            errors={"action": "unknown"},
+        )
+    return found
+
+
+@dataclasses.dataclass(frozen=True)
+class BulkPreview:
+    action: str
+    total: int
+    acting: int
+    # (why, how many, a few of their ids) for the runs the action would leave alone.
+    skips: list[tuple[str, int, list[str]]]
+
+    @property
+    def label(self) -> str:
+        return BULK_ACTIONS[self.action].label
+
+
+def _unique_ids(run_ids: Sequence[object]) -> list[uuid.UUID]:
+    found: list[uuid.UUID] = []
+    for value in run_ids:
+        try:
+            found.append(value if isinstance(value, uuid.UUID) else uuid.UUID(str(value)))
+        except ValueError:
+            raise InvalidInput(
+                f"{str(value)[:40]!r} is not a run id", errors={"runs": "not a run id"}
+            ) from None
+    unique = list(dict.fromkeys(found))
+    if not unique:
+        raise InvalidInput("pick the runs to act on", errors={"runs": "none picked"})
+    if len(unique) > MAX_BULK_RUNS:
+        raise InvalidInput(
+            f"at most {MAX_BULK_RUNS} runs at once, not {len(unique)}; narrow the filter",
+            errors={"runs": "too many"},
+        )
+    return unique
+
+
+def _targets(run_ids: Sequence[object], user: Actor) -> list[WorkflowRun]:
+    """The runs named that exist and ``user`` may see, in the order named."""
+    ids = _unique_ids(run_ids)
+    visible = authz.visible_workflows(user)
+    rows = WorkflowRun.objects.filter(pk__in=ids).only(
+        "id", "workflow_name", "status", "on_hold", "latest_checkpoint_id"
+    )
+    if visible is not None:
+        rows = rows.filter(workflow_name__in=sorted(visible))
+    by_id = {run.pk: run for run in rows}
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def _why_not(action: _Action, run: WorkflowRun, user: Actor) -> str:
+    if not authz.can(user, action.permission, run.workflow_name):
+        return f"your role may not {action.permission} runs of {run.workflow_name}"
+    return action.skip(run)
+
+
+def bulk_preview(action: str, run_ids: Sequence[object], *, user: Actor) -> BulkPreview:
+    """What ``action`` on these runs would do: how many it changes, which it skips and why."""
+    chosen = _action(action)
+    targets = _targets(run_ids, user)
+    reasons: Counter[str] = Counter()
+    samples: dict[str, list[str]] = {}
+    for run in targets:
+        why = _why_not(chosen, run, user)
+        if why:
+            reasons[why] += 1
+            samples.setdefault(why, [])
+            if len(samples[why]) < 5:
+                samples[why].append(str(run.pk))
+    skipped = sum(reasons.values())
+    return BulkPreview(
+        action=action,
+        total=len(targets),
+        acting=len(targets) - skipped,
+        skips=[(why, n, samples[why]) for why, n in reasons.most_common()],
+    )
+
+
+def bulk_start(
+    action: str, run_ids: Sequence[object], *, user: Actor, reason: str = "", described: str = ""
+) -> BulkAction:
+    """Record the action and its runs, and queue the work (after commit)."""
+    chosen = _action(action)
+    who = authz.require(user, chosen.permission, target=f"{len(run_ids)} runs")
+    validation.require_storable(reason, field="reason")
+    validation.require_storable(described, field="described")
+    targets = _targets(run_ids, user)
+    if not targets:
+        raise NotFound("none of the picked runs exists (any more)")
+    with transaction.atomic():
+        bulk = BulkAction.objects.create(
+            action=action,
+            reason=reason.strip()[: runs.MAX_REASON],
+            requested_by=who,
+            described=(described or f"{len(targets)} runs")[:300],
+            total=len(targets),
+        )
+        BulkActionItem.objects.bulk_create(
+            [
+                BulkActionItem(bulk=bulk, position=n, run_id=run.pk, workflow_name=run.workflow_name)
+                for n, run in enumerate(targets)
+            ],
+            batch_size=1000,
+        )
+        audit.record(user, f"bulk_{action}", target=f"bulk action {bulk.pk}",
+                     details={"runs": len(targets), "described": bulk.described, "reason": bulk.reason})
+        dispatch.execute_bulk_on_commit(str(bulk.pk))
+    return bulk
+
+
+def _claim(bulk_id: uuid.UUID, token: str) -> bool:
+    """Own the action for CLAIM_SECONDS, unless another worker holds a live claim (one UPDATE:
+    of two at once, one wins)."""
+    now = timezone.now()
+    return bool(
+        BulkAction.objects.filter(pk=bulk_id)
+        .exclude(status=BulkAction.FINISHED)
+        .filter(Q(claim_token="") | Q(claim_token=token) | Q(claimed_until__lt=now))
+        .update(claim_token=token, claimed_until=now + dt.timedelta(seconds=CLAIM_SECONDS))
+    )
+
+
+def bulk_execute(bulk_id: str) -> BulkAction | None:
+    """Do the action on every run not done yet, a chunk at a time. Safe to deliver twice: a
+    second worker finds the first one's claim and leaves; after a worker died, its claim
+    expires and the redelivered task carries on where the work stopped."""
+    bulk = BulkAction.objects.select_related("requested_by").filter(pk=bulk_id).first()
+    if bulk is None or bulk.status == BulkAction.FINISHED:
+        return bulk
+    token = uuid.uuid4().hex
+    if not _claim(bulk.pk, token):
+        return bulk  # another worker is on it
+    chosen = BULK_ACTIONS[bulk.action]
+    user = bulk.requested_by
+    BulkAction.objects.filter(pk=bulk.pk, started_at__isnull=True).update(started_at=timezone.now())
+    BulkAction.objects.filter(pk=bulk.pk).update(status=BulkAction.RUNNING)
+    while True:
+        if not _claim(bulk.pk, token):
+            return BulkAction.objects.get(pk=bulk.pk)  # taken over after a stall: stop here
+        chunk = list(
+            BulkActionItem.objects.filter(bulk=bulk, outcome="").order_by("position")[:CHUNK]
+        )
+        if not chunk:
+            break
+        outcomes = Counter[str]()
+        # One read for the chunk's runs, to skip without a round trip what need not be tried.
+        found = {
+            run.pk: run
+            for run in WorkflowRun.objects.filter(pk__in=[i.run_id for i in chunk]).only(
+                "id", "workflow_name", "status", "on_hold", "latest_checkpoint_id"
+            )
+        }
+        results = [_one(chosen, bulk, found.get(item.run_id), user) for item in chunk]
+        # Items with the same outcome and message are recorded in one statement.
+        alike: dict[tuple[str, str], list[int]] = {}
+        for item, (outcome, message) in zip(chunk, results, strict=True):
+            alike.setdefault((outcome, message), []).append(item.pk)
+            outcomes[outcome] += 1
+        with transaction.atomic():
+            for (outcome, message), item_ids in alike.items():
+                BulkActionItem.objects.filter(pk__in=item_ids).update(outcome=outcome, message=message)
+            BulkAction.objects.filter(pk=bulk.pk).update(
+                done=F("done") + outcomes[BulkActionItem.DONE],
+                skipped=F("skipped") + outcomes[BulkActionItem.SKIPPED],
+            )
+    BulkAction.objects.filter(pk=bulk.pk, claim_token=token).update(
+        status=BulkAction.FINISHED, finished_at=timezone.now(), claim_token="", claimed_until=None
+    )
+    return BulkAction.objects.get(pk=bulk.pk)
+
+
+def _one(action: _Action, bulk: BulkAction, run: WorkflowRun | None, user: Any) -> tuple[str, str]:
+    """One run, through the single-run service: (outcome, what to say)."""
+    if run is None:
+        return BulkActionItem.SKIPPED, "the run no longer exists"
+    why = _why_not(action, run, user)
+    if why:
+        return BulkActionItem.SKIPPED, why[:500]
+    try:
+        if bulk.action == "cancel":
+            runs.run_cancel(run.pk, user=user, reason=bulk.reason)
+        elif bulk.action == "retry":
+            runs.run_retry(run.pk, user=user, reason=bulk.reason)
+        elif bulk.action == "resume":
+            runs.run_resume(run.pk, checkpoint_id=str(run.latest_checkpoint_id), user=user, reason=bulk.reason)
+        else:
+            runs.run_hold(run.pk, user=user, hold=bulk.action == "hold", reason=bulk.reason)
+    except ServiceError as exc:
+        return BulkActionItem.SKIPPED, exc.message[:500]
+    return BulkActionItem.DONE, action.done
