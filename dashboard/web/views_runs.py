@@ -13,34 +13,37 @@ from django.urls import reverse
 from dashboard import selectors, services
 from dashboard.execution import registry
 from dashboard.models import RunStatus
-from dashboard.web.access import HtmxHttpRequest, allowed_actions, htmx_target, page_view
+from dashboard.services import bulk
+from dashboard.web.access import (
+    HtmxHttpRequest,
+    allowed_actions,
+    htmx_target,
+    page_view,
+    workflow_names,
+)
 from dashboard.web.durations import run_durations
 from dashboard.web.forms import (
-    RunFilterForm,
     SchemaFieldsForm,
     SchemaJsonForm,
     apply_errors,
-    day_start,
     schema_form,
 )
 from dashboard.web.pagination import decode_cursor, page_links
+from dashboard.web.run_filters import filters_from_query
+from dashboard.web.run_rows import run_row
 
 PAGE_SIZE = 50
+# The runs list's density, remembered per browser: a choice made once holds on every later
+# visit, filter and live refresh without being carried in each link.
+DENSITY_COOKIE = "runs_density"
+DENSITY_COOKIE_AGE = 365 * 24 * 3600
 LIST_TEMPLATE = "dashboard/run_list.html"
 START_TEMPLATE = "dashboard/run_start.html"
 
 
 @page_view("GET")
 def run_list(request: HtmxHttpRequest) -> HttpResponse:
-    workflows = registry.names()
-    form = RunFilterForm(request.GET, workflows=workflows)
-    filters = selectors.RunFilters(
-        status=form.value("status") or "",
-        workflow=form.value("workflow") or "",
-        created_from=day_start(form.value("created_from")),
-        created_to=day_start(form.value("created_to"), plus_days=1),
-        q=form.value("q") or "",
-    )
+    form, filters = filters_from_query(request.GET, request.user)
     newest_first = (form.value("sort") or "-created") == "-created"
     page = selectors.run_list(
         filters,
@@ -53,7 +56,7 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
         [run.pk for run in page.rows if run.status == RunStatus.WAITING]
     )
     spans = run_durations(page.rows)
-    rows = [(run, waiting.get(run.pk, []), spans[run.pk]) for run in page.rows]
+    rows = [run_row(run, waiting.get(run.pk, []), spans[run.pk]) for run in page.rows]
     labels = ("Newer", "Older") if newest_first else ("Older", "Newer")
     context: dict[str, Any] = {
         "form": form,
@@ -67,17 +70,44 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
             next_label=labels[1],
         ),
         "filtered": any(
-            [filters.status, filters.workflow, filters.created_from, filters.created_to, filters.q]
+            [filters.status, filters.workflow, filters.created_from, filters.created_to, filters.q,
+             filters.executor]
         ),
+        # The list's filter as a query string: what "every run matching" and "save view" take.
+        "filter_query": _filter_query(request),
+        "bulk_actions": [
+            (name, spec.label) for name, spec in bulk.BULK_ACTIONS.items()
+            if services.can(request.user, spec.permission)
+        ],
         "newest_first": newest_first,
         "query_items": [(key, item) for key, values in request.GET.lists() for item in values],
         "nav_section": "runs",
         "statuses": RunStatus.choices,
         "may": allowed_actions(request.user),
+        "compact": _compact(request),
     }
     if htmx_target(request) == "runs-table":
         return render(request, f"{LIST_TEMPLATE}#runs_table", context)
-    return render(request, LIST_TEMPLATE, context)
+    response = render(request, LIST_TEMPLATE, context)
+    if "density" in request.GET:
+        density = "compact" if context["compact"] else "normal"
+        response.set_cookie(
+            DENSITY_COOKIE, density, max_age=DENSITY_COOKIE_AGE, samesite="Lax", httponly=True
+        )
+    return response
+
+
+def _compact(request: HttpRequest) -> bool:
+    """``density=compact|normal`` in the query chooses; without it, the browser's last choice."""
+    wanted = request.GET.get("density") or request.COOKIES.get(DENSITY_COOKIE, "")
+    return wanted == "compact"
+
+
+def _filter_query(request: HttpRequest) -> str:
+    kept = request.GET.copy()
+    for key in ("after", "before", "density"):
+        kept.pop(key, None)
+    return kept.urlencode()
 
 
 def _start_forms(
@@ -92,7 +122,7 @@ def _start_forms(
 @page_view("GET", "POST")
 def run_start(request: HtmxHttpRequest) -> HttpResponse:
     source = request.POST if request.method == "POST" else request.GET
-    workflows = registry.names()
+    workflows = workflow_names(request.user, "start")
     workflow = source.get("workflow") or (workflows[0] if workflows else "")
     mode = "json" if source.get("mode") == "json" else "form"
     form = _start_forms(request, workflow, mode, request.POST if request.method == "POST" else None)

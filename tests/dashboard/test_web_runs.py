@@ -203,7 +203,10 @@ def test_runs_list_stays_a_constant_number_of_queries(
     client = client_as("Viewer")
     for _ in range(30):
         waiting_run(make_run)
-    with django_assert_max_num_queries(8):
+    # session, user, the user's and the groups' permissions, runs, their approvals, their
+    # durations, the roles granted for named workflows (a Viewer lacks some permission, so
+    # whether a grant gives it is read, once), the views pinned in the nav, the nav badge.
+    with django_assert_max_num_queries(10):
         assert client.get("/").status_code == 200
 
 
@@ -288,3 +291,77 @@ def test_reverse_names_used_by_the_layout() -> None:
     assert reverse("dashboard:approval_inbox") == "/approvals/"
     assert reverse("dashboard:storage") == "/storage/"
     assert (reverse("login"), reverse("logout")) == ("/login/", "/logout/")
+
+
+def test_search_finds_text_in_the_output_and_the_error_too(
+    client_as: Callable[..., Client], make_run: Callable[..., Any]
+) -> None:
+    client = client_as("Viewer")
+    by_output = make_run(status="completed", output={"note": "refund-zebra-42"})
+    by_error = make_run(status="failed", error_message="upstream said ZEBRA-timeout")
+    make_run(status="completed", output={"note": "nothing here"})
+
+    found = {row[0].pk for row in client.get("/", {"q": "zebra"}).context["rows"]}
+
+    assert found == {by_output.pk, by_error.pk}
+
+
+def test_held_up_by_an_executor_finds_runs_waiting_on_it_or_failed_in_it(
+    client_as: Callable[..., Client], make_run: Callable[..., Any]
+) -> None:
+    from dashboard.models import ApprovalRequest, Checkpoint, RunEvent
+
+    client = client_as("Viewer")
+    waiting = make_run(status="waiting", workflow_name="return-replace")
+    checkpoint = Checkpoint.objects.create(
+        checkpoint_id="cp-held", run=waiting, engine_run_id=waiting.engine_run_id, superstep=4,
+        workflow_name="return-replace", graph_signature_hash="h", document={}, size_bytes=2,
+    )
+    ApprovalRequest.objects.create(request_id=f"{waiting.engine_run_id}:r", engine_request_id="r",
+                                   engine_run_id=waiting.engine_run_id, run=waiting, checkpoint=checkpoint,
+                                   executor_id="hitl-gate")
+    failed = make_run(status="failed", workflow_name="fail-at-step")
+    RunEvent.objects.create(run=failed, seq=1, type="executor_failed",
+                            data={"type": "executor_failed", "executor_id": "counter"})
+    make_run(status="completed")
+
+    def held_by(executor: str) -> set[Any]:
+        return {row[0].pk for row in client.get("/", {"executor": executor}).context["rows"]}
+
+    assert held_by("hitl-gate") == {waiting.pk}
+    assert held_by("counter") == {failed.pk}
+    page = client.get("/").content.decode()
+    assert '<option value="hitl-gate">' in page
+
+
+def test_runs_list_compact_density_is_a_table_class_kept_by_refresh_and_remembered(
+    client_as: Callable[..., Client], make_run: Callable[..., Any]
+) -> None:
+    make_run(status="completed")
+    client = client_as("Viewer")
+    normal = client.get("/?status=completed").content.decode()
+    assert "runs-table-compact" not in normal
+    assert 'id="runs-density" href="?status=completed&amp;density=compact"' in normal
+
+    compact = client.get("/?status=completed&density=compact")
+    html = compact.content.decode()
+    assert 'class="table table-stack runs-table runs-table-compact"' in html
+    assert '<input type="hidden" name="density" value="compact">' in html  # the live refresh
+    assert 'href="?status=completed&amp;density=normal"' in html
+    assert compact.cookies["runs_density"].value == "compact"
+    # A saved view or an action on every match takes the filter, not the density.
+    assert "density" not in compact.context["filter_query"]
+
+    # Remembered: a later visit without the parameter, and its refresh, stay compact.
+    assert "runs-table-compact" in client.get("/").content.decode()
+    refresh = client.get("/", headers={"HX-Request": "true", "HX-Target": "runs-table"})
+    assert "runs-table-compact" in refresh.content.decode()
+    # The finished row is the same markup in both densities (rows are cached as HTML).
+    row = re.search(r"<tbody>.*</tbody>", html, re.DOTALL)
+    again = re.search(r"<tbody>.*</tbody>", normal, re.DOTALL)
+    assert row and again and row.group(0) == again.group(0)
+
+    back = client.get("/?density=normal")
+    assert back.cookies["runs_density"].value == "normal"
+    assert "runs-table-compact" not in client.get("/").content.decode()
+    assert client.get("/?density=bogus").status_code == 200
