@@ -41,7 +41,7 @@ ROW = 22.0
 AXIS = 20.0
 MIN_COLUMN = 8.0
 WAIT_COLUMN = 96.0
-BAR_MIN = 3.0
+BAR_MIN = 6.0
 # Waits shorter than this are part of the work (a resume picked up at once), not a column.
 WAIT_SHOWN_AFTER = 1.0
 

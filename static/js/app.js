@@ -36,6 +36,10 @@
     htmx.config.selfRequestsOnly = true;
     // htmx would inject an inline <style>, which style-src 'self' blocks; app.css has the rules.
     htmx.config.includeIndicatorStyles = false;
+    // Settling copies these attributes from the element a swap replaces to the one that
+    // replaces it; a style attribute some browser code left there would be written back, and
+    // style-src 'self' refuses it (an inline style error on a page that has none of its own).
+    htmx.config.attributesToSettle = ["class", "width", "height"];
     // Live pages go stale within seconds, so a snapshot restored on "back" would show old
     // statuses; reload from the server instead, which also keeps run data out of sessionStorage.
     htmx.config.historyCacheSize = 0;

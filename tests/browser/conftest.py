@@ -291,7 +291,7 @@ def new_context(browser: Any, server: Server, problems: Problems) -> Iterator[Ca
 
             page.on("dialog", on_dialog)
             page.on(
-                "console", lambda m: problems.console.append(m.text) if m.type == "error" else None
+                "console", lambda m: problems.console.append(m.text + " @ " + page.url + " " + str(m.location)) if m.type == "error" else None
             )
             page.on("pageerror", lambda e: problems.errors.append(str(e)))
 

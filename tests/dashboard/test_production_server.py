@@ -126,8 +126,8 @@ def _serve(
         wait_for(lambda: answers(stack.base_url), "uvicorn to answer", stack.log)
         wait_for(lambda: len(_workers(server.pid)) == workers, "its workers", stack.log)
 
-        token = str(stack.driver("user", "olga", "Operator"))
-        cookie = f"sessionid={stack.driver('session', 'olga')}"
+        token = str(stack.driver("user", "uma", "Operator"))
+        cookie = f"sessionid={stack.driver('session', 'uma')}"
         assert {_get(f"{stack.base_url}{path}", cookie) for path in ("/", "/approvals/") * 10} == {
             200
         }
