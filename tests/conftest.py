@@ -18,6 +18,7 @@ demo``): terminate, and kill what does not stop within 20 s.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import secrets
@@ -106,11 +107,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             require_service(name)
 
 
-@pytest.fixture(scope="session")
-def postgres_db_url() -> Iterator[str]:
-    """URL of a new empty PostgreSQL database, dropped when the session ends."""
-    require_service("postgres")
-    name = f"superstep_it_{os.getpid()}_{secrets.token_hex(3)}"
+@contextlib.contextmanager
+def scratch_postgres_database(prefix: str = "superstep_it") -> Iterator[str]:
+    """URL of a new empty database on the shared PostgreSQL server, dropped on leaving."""
+    name = f"{prefix}_{os.getpid()}_{secrets.token_hex(3)}"
     with _postgres_connect() as connection:
         connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:
@@ -120,6 +120,14 @@ def postgres_db_url() -> Iterator[str]:
             connection.execute(
                 sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
             )
+
+
+@pytest.fixture(scope="session")
+def postgres_db_url() -> Iterator[str]:
+    """URL of a new empty PostgreSQL database, dropped when the session ends."""
+    require_service("postgres")
+    with scratch_postgres_database() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ so nothing is delivered in the background: a test delivers the rows itself
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import subprocess
@@ -44,7 +45,8 @@ from dashboard.models import (
 )
 from dashboard.services import alert_evaluation, alerts
 from dashboard.services.errors import Forbidden, InvalidInput
-from tests.dashboard.stack import HERE, manage, production_env
+from tests.conftest import scratch_postgres_database
+from tests.dashboard.stack import HERE, answers, free_port, manage, production_env, wait_for
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 BASE = "https://superstep.example"
@@ -715,11 +717,10 @@ def test_two_daphne_servers_evaluating_alerts_tell_each_incident_once(
 ) -> None:
     """Two web servers, each running the periodic jobs on its own threads (as two embedded
     servers, or servers beside beat, do) over one database: every incident is told once."""
-    from tests.dashboard.stack import answers, free_port, wait_for
-
-    database = scratch_database()
     servers: list[subprocess.Popen[bytes]] = []
-    try:
+    with contextlib.ExitStack() as cleanup:
+        database = cleanup.enter_context(scratch_postgres_database("superstep_alerts"))
+        cleanup.callback(_stop, servers)
         env = production_env(subprocess_env, database_url=database, redis_url="",
                              SUPERSTEP_BACKGROUND_SERVICES="1")
         env.pop("REDIS_URL")
@@ -744,35 +745,10 @@ def test_two_daphne_servers_evaluating_alerts_tell_each_incident_once(
         assert len(hooks) == len({body["incident_id"] for body in hooks}) == 5
         assert len(receiver.bodies("/slack")) == 5
         assert _driver(env, "count") == {"incidents": 5, "sent": 10, "unsent": 0, "opened_entries": 5}
-    finally:
-        for server in servers:
-            server.kill()
-            server.wait(10)
-        drop_scratch_database(database)
 
 
-def scratch_database() -> str:
-    """A new database of its own on the shared PostgreSQL server."""
-    import os
-    import secrets
+def _stop(servers: list[subprocess.Popen[bytes]]) -> None:
+    for server in servers:
+        server.kill()
+        server.wait(10)
 
-    from psycopg import sql
-
-    from tests.conftest import _postgres_connect, _postgres_server_url
-
-    name = f"superstep_alerts_{os.getpid()}_{secrets.token_hex(3)}"
-    with _postgres_connect() as conn:
-        conn.autocommit = True
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    return _postgres_server_url(name)
-
-
-def drop_scratch_database(url: str) -> None:
-    from psycopg import sql
-
-    from tests.conftest import _postgres_connect
-
-    with _postgres_connect() as conn:
-        conn.autocommit = True
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-            sql.Identifier(url.rsplit("/", 1)[-1])))
