@@ -166,13 +166,53 @@ async def test_a_missing_or_torn_record_gives_the_right_answer_and_is_rebuilt(
         path.write_bytes(
             {
                 "empty": b"",
-                "torn": good[: len(good) // 2],
+                "torn": good[: len(good.rstrip()) // 2],
                 "not json": b"\x00\xff",
                 "wrong types": b'{"id": 5, "ts": []}',
             }[damage]
         )
     assert await newest_id(tmp_path, run_id="r") == saved[-1].checkpoint_id
     assert path.read_bytes() == good
+
+
+async def test_a_record_is_rewritten_in_place_and_durably(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No new file per save (an inode costs as much as the checkpoint's own write) and the
+    record flushed before the checkpoint it names is renamed into place."""
+    storage = FileCheckpointStorage(tmp_path)
+    await save_run(storage, "r", 1)
+    path = record_path(tmp_path, "r", "r")
+    inode = path.stat().st_ino
+    order: list[str] = []
+    real_fdatasync, real_replace = os.fdatasync, os.replace
+    monkeypatch.setattr(os, "fdatasync", lambda fd: (order.append("record"), real_fdatasync(fd)))
+    monkeypatch.setattr(
+        os, "replace", lambda src, dst: (order.append("checkpoint"), real_replace(src, dst))
+    )
+    saved = await save_run(storage, "r", 3, start=5)
+    assert path.stat().st_ino == inode
+    assert order == ["record", "record", "checkpoint"] * 3  # the run's and the workflow's
+    monkeypatch.undo()
+    assert await newest_id(tmp_path, run_id="r") == saved[-1].checkpoint_id
+
+
+async def test_a_record_half_overwritten_or_from_an_older_version_is_not_trusted(
+    tmp_path: Path,
+) -> None:
+    storage = FileCheckpointStorage(tmp_path)
+    saved = await save_run(storage, "r", 3)
+    path = record_path(tmp_path, "r", "r")
+    good = path.read_bytes()
+    newer = b'{"id":"no-such-checkpoint-of-a-longer-name","ts":"2031-01-01T00:00:00+00:00"'
+    for damaged in (
+        newer + good[len(newer) :],  # a crash in the middle of the write: new head, old tail
+        good.replace(b"0", b"1", 1),  # a byte changed: the digest no longer matches
+        good.rstrip().rpartition(b',"digest"')[0] + b"}",  # as an older version wrote it
+    ):
+        path.write_bytes(damaged)
+        assert await newest_id(tmp_path, run_id="r") == saved[-1].checkpoint_id
+        assert path.read_bytes() == good
 
 
 async def test_a_crash_between_the_record_and_the_rename_leaves_the_previous_checkpoint_newest(
