@@ -464,6 +464,8 @@ if SUPERSTEP_OIDC_ENABLED:
             "SUPERSTEP_OIDC_CLIENT_ID is set, so single sign-on also needs " + ", ".join(_missing)
         )
 AUTHENTICATION_BACKENDS = [
+    # Permissions only: a user's own and their roles' in one query (dashboard/access/permissions.py).
+    "dashboard.access.permissions.RolePermissions",
     "django.contrib.auth.backends.ModelBackend",
     # Does nothing unless single sign-on is on and the request is the provider's callback.
     "dashboard.access.sso.ProviderBackend",

@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import aiohttp  # noqa: E402
+from cpu_shares import CpuShares  # noqa: E402
 from load_traffic import Tally, Targets, browse, listen, start_runs  # noqa: E402
 from scratch_database import create_database, drop_database  # noqa: E402
 
@@ -151,14 +152,16 @@ def _deployment(args: argparse.Namespace, logs: Path) -> Iterator[tuple[str, str
         )
         if prepared.returncode != 0:
             raise RuntimeError(f"preparing the database failed:\n{prepared.stderr[-3000:]}")
-        stack.start("worker", sys.executable, "-m", "celery", "-A", "dashboard", "worker",
+        worker = stack.start("worker", sys.executable, "-m", "celery", "-A", "dashboard", "worker",
                     "--concurrency", "1", "--loglevel", "WARNING", "--without-mingle",
                     "--without-gossip")
         port = free_port()
-        stack.start("web", *_server_command(args, port))
+        web = stack.start("web", *_server_command(args, port))
         base_url = f"http://127.0.0.1:{port}"
         wait_for(lambda: answers(base_url), "the HTTP server to answer", stack.log, 120)
-        yield base_url, database_url, json.loads(prepared.stdout.splitlines()[-1])
+        prepared_data = json.loads(prepared.stdout.splitlines()[-1])
+        roots = {"web server": web.pid, "celery worker": worker.pid}
+        yield base_url, database_url, {**prepared_data, "roots": roots}
     finally:
         if stack is not None:
             stack.stop_all()
@@ -225,7 +228,10 @@ def main(argv: list[str] | None = None) -> int:
         server += f", database pool {args.pool}" if args.pool else ", no database pool"
         print(f"{args.users} users for {args.duration:.0f} s against {server} at {base_url}",
               flush=True)
+        shares = CpuShares(prepared["roots"])
+        shares.start()
         tally = asyncio.run(_load(args, base_url, database_url, prepared))
+        shares.report(sys.stdout)
     tally.report(sys.stdout, args.duration)
     if tally.error_rate() > 0:
         print("\nfirst errors:\n" + "\n".join(tally.error_samples()))

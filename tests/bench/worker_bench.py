@@ -20,17 +20,22 @@ benchmark measures that, in one run, against a database it creates for itself on
   protocol trace of a separate, traced worker: ``ReadyForQuery`` messages between the first
   and the last superstep of a run).
 
-Peers (Microsoft Agent Framework, LangGraph) have no PostgreSQL checkpoint storage in this
-benchmark; ``tests/bench/engine_bench.py`` compares the engines themselves.
+Then, in the same run and on the same server (a scratch database of their own), the peers
+on the self-loop cases (``peers_pg.py``): Microsoft Agent Framework with a jsonb-row
+PostgreSQL storage written for it, and LangGraph with ``AsyncPostgresSaver`` in its ``sync``
+and ``async`` durability modes, compared with the worker in a second table. They need
+``pip install -e '.[bench]'``; without it they are reported missing, and ``--no-peers``
+skips them.
 
 Usage (``REDIS_URL`` should name a Redis database nothing else uses)::
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379/13 \\
         .venv/bin/python tests/bench/worker_bench.py [--supersteps 1000] [--rounds 2]
-        [--cases loop-1k,loop-64k,fanout-1k,fanout-64k] [--json FILE]
+        [--cases loop-1k,loop-64k,fanout-1k,fanout-64k] [--no-peers] [--json FILE]
 
-Exit status 0 when the 1 KiB self-loop reaches ``TARGET_RATIO`` of the raw rate and the 64 KiB
-self-loop beats the raw INSERT (or with ``--no-fail``), 1 otherwise.
+Exit status 0 when the 1 KiB self-loop reaches ``TARGET_RATIO`` of the raw rate, the 64 KiB
+self-loop beats the raw INSERT and, when both peers were measured, is ahead of MAF and of
+LangGraph (``durability="sync"``) (or with ``--no-fail``), 1 otherwise.
 """
 
 from __future__ import annotations
@@ -338,20 +343,109 @@ def find_latest(sizes: tuple[int, ...] = (100, 10_000, 100_000)) -> list[dict[st
     return rows
 
 
-def peers() -> str:
-    missing = []
-    for module, dist in (("agent_framework", "agent-framework-core"), ("langgraph", "langgraph")):
-        try:
-            __import__(module)
-        except ImportError:
-            missing.append(dist)
-    if missing:
-        return f"peers not installed here ({', '.join(missing)}): not measured"
-    return "peers installed, but they have no PostgreSQL storage in this benchmark: not measured"
+def measure_peers(
+    server: str, cases: list[str], supersteps: int, rounds: int
+) -> list[dict[str, Any]]:
+    """The peers on the self-loop cases, in a scratch database of their own on ``server``."""
+    import peers_pg
+
+    loops = [(case, CASES[case][1]) for case in cases if CASES[case][0] == "bench-loop"]
+    if not loops:
+        return []
+    url = create_database(server, "superstep_peers_bench")
+    _progress(f"peers (database {urlsplit(url).path[1:]})")
+    try:
+        return peers_pg.measure_peers(url, loops, supersteps, rounds)
+    finally:
+        drop_database(url)
+
+
+def report_peers(rows: list[dict[str, Any]], peer_rows: list[dict[str, Any]] | None) -> bool:
+    """The second table: the worker against the peers; False when the 64 KiB self-loop was
+    measured against both peers and is not ahead of them."""
+    from peers_pg import INSTALL, PEERS
+
+    if peer_rows is None:
+        print("\nPeers: skipped (--no-peers)")
+        return True
+    if not peer_rows:
+        print("\nPeers: no self-loop case in --cases")
+        return True
+    ours = {row["case"]: row for row in rows}
+    theirs = {(row["case"], row["peer"]): row for row in peer_rows}
+
+    def us(case: str, peer: str) -> float | None:
+        row = theirs.get((case, peer))
+        return None if row is None else row["us_per_superstep"]
+
+    def cell(value: float | None, width: int, digits: int = 0) -> str:
+        return f"{'-':>{width}}" if value is None else f"{value:>{width}.{digits}f}"
+
+    def ratio(peer_us: float | None, mine: float, width: int) -> str:
+        return cell(None if peer_us is None else peer_us / mine, width, 2)
+
+    print("\nPeers on the same PostgreSQL server, same self-loop (peers_pg.py), us per superstep")
+    print(
+        f"   {'case':>9} {'ours':>7} {'raw INSERT':>10} {'MAF':>7} {'LG sync':>7} {'LG async':>8}"
+        f" | {'MAF/ours':>8} {'sync/ours':>9} {'async/ours':>10}  target"
+    )
+    ok = True
+    for case in dict.fromkeys(row["case"] for row in peer_rows):
+        mine = ours[case]["worker_us"]
+        maf, lg_sync, lg_async = (us(case, peer) for peer in PEERS)
+        target = ""
+        if case == "loop-64k":
+            if maf is not None and lg_sync is not None:
+                passed = mine < maf and mine < lg_sync
+                ok &= passed
+                target = f"ahead of MAF and LangGraph: {'PASS' if passed else 'FAIL'}"
+            else:
+                missing = all(
+                    theirs[(case, peer)]["status"].startswith("missing")
+                    for peer in PEERS
+                    if us(case, peer) is None
+                )
+                target = "ahead of MAF and LangGraph: " + (
+                    f"SKIP ({INSTALL})" if missing else "NOT MEASURED (a peer failed, see below)"
+                )
+
+        print(
+            f"   {case:>9} {mine:>7.0f} {ours[case]['raw_insert_us']:>10.0f} {cell(maf, 7)}"
+            f" {cell(lg_sync, 7)} {cell(lg_async, 8)} | {ratio(maf, mine, 8)}"
+            f" {ratio(lg_sync, mine, 9)} {ratio(lg_async, mine, 10)}  {target}"
+        )
+    print(
+        "   ours = the worker's figure above (first to last superstep commit); peers = wall"
+        " time of an in-process run / supersteps, after a warm-up run, median of the rounds;\n"
+        "   peer/ours above 1: ours is faster; the target takes LangGraph's sync durability"
+        " (each step's checkpoint committed before the next starts, as ours); async is extra"
+    )
+    for peer in PEERS:
+        mine_rows = [row for row in peer_rows if row["peer"] == peer]
+        measured = [row for row in mine_rows if row["us_per_superstep"] is not None]
+        if measured:
+            print(f"   {peer}: {measured[0]['label']}; {measured[0]['storage']}")
+        elif len({row["status"] for row in mine_rows}) == 1:
+            print(f"   {peer}: {mine_rows[0]['status']}")
+            continue
+        for row in mine_rows:
+            if row["us_per_superstep"] is None:
+                print(f"   {peer:>15} {row['case']:>9}: {row['status']}")
+                continue
+            print(
+                f"   {peer:>15} {row['case']:>9}: {row['checkpoint_bytes_per_superstep']:>6.0f} B"
+                f" sent, {row['stored_bytes_per_superstep']:>6.0f} B stored, "
+                f"{row['rows_per_superstep']:.2f} rows, {row['commits_per_superstep']:.2f} commits"
+                " per superstep"
+            )
+    return ok
 
 
 def report(
-    rows: list[dict[str, Any]], trips: dict[str, dict[str, float]], latest: list[dict[str, Any]]
+    rows: list[dict[str, Any]],
+    trips: dict[str, dict[str, float]],
+    latest: list[dict[str, Any]],
+    peer_rows: list[dict[str, Any]] | None = None,
 ) -> bool:
     ok = True
     print("\nA real celery worker (-P solo) on PostgreSQL, state changing every superstep")
@@ -386,7 +480,7 @@ def report(
         " process's CPU; commits from pg_stat_database, trips and txns from a traced worker's"
         " libpq trace; all per superstep"
     )
-    print(f"   {peers()}")
+    ok &= report_peers(rows, peer_rows)
     if latest:
         print("\nFind the latest checkpoint on PostgreSQL (DjangoCheckpointStorage.get_latest)")
         for row in latest:
@@ -416,6 +510,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-find-latest", action="store_true")
     parser.add_argument("--keep-database", action="store_true")
     parser.add_argument("--no-fail", action="store_true")
+    parser.add_argument(
+        "--no-peers", action="store_true", help="skip MAF and LangGraph (tests/bench/peers_pg.py)"
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--profile", type=Path, help="run the timed worker under cProfile, writing stats here"
@@ -470,10 +567,18 @@ def main(argv: list[str] | None = None) -> int:
         connections.close_all()
         if not args.keep_database:
             drop_database(database_url)
-    ok = report(rows, trips, latest)
+    # After our cases, with the worker stopped and its database dropped: the peers run in
+    # this process against the same server.
+    peer_rows = (
+        None if args.no_peers else measure_peers(server, cases, args.supersteps, args.rounds)
+    )
+    ok = report(rows, trips, latest, peer_rows)
     if args.json:
         args.json.write_text(
-            json.dumps({"rows": rows, "round_trips": trips, "find_latest": latest}, indent=2)
+            json.dumps(
+                {"rows": rows, "round_trips": trips, "find_latest": latest, "peers": peer_rows},
+                indent=2,
+            )
         )
     return 0 if ok or args.no_fail else 1
 

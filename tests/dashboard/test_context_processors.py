@@ -28,6 +28,6 @@ def test_pending_approvals_counts_lazily_once_per_render(role_user: Callable[...
         count = pending_approvals(request)["pending_approval_count"]
         assert len(queries) == 0  # nothing until a template shows it
         assert str(count) == "0" and not count
-    # The user's own and their groups' permissions (which workflows they see), then the count.
-    assert len(queries) == 3
-    assert str(count) == "0" and len(queries) == 3  # counted once per render
+    # The user's own and their roles' permissions (which workflows they see), then the count.
+    assert len(queries) == 2
+    assert str(count) == "0" and len(queries) == 2  # counted once per render

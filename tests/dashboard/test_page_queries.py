@@ -4,8 +4,8 @@ the components the runs list repeats are the components' own HTML.
 
 A count that grows with the data is an N+1; each test measures one page twice, with more rows
 the second time, and requires the same count, under a bound (today's count and a query or two
-to spare) that leaves no room for one per row. Counts include the session, the user, its two
-permission queries and the navigation badge.
+to spare) that leaves no room for one per row. Counts include the session, the user, its one
+permission query and the navigation badge.
 """
 
 from __future__ import annotations
