@@ -1,4 +1,5 @@
-"""A signed-in user's permissions in one query instead of Django's two.
+"""A signed-in user's permissions in one query instead of Django's two (and the workflow
+grants' third, ``authz.load_permissions``).
 
 Every page and API call checks a permission (``authz.can``), and ``ModelBackend`` reads a
 user's own permissions and their groups' (the roles) with a query each. ``RolePermissions``
@@ -17,6 +18,8 @@ from typing import Any
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import Permission
 
+from dashboard.services import authz
+
 __all__ = ["RolePermissions"]
 
 
@@ -30,18 +33,10 @@ class RolePermissions(ModelBackend):
             return set()
         cached: set[str] | None = getattr(user_obj, "_perm_cache", None)
         if cached is None:
-            fields = ("content_type__app_label", "codename")
-            # Unordered: Permission's default ordering is not allowed inside a UNION.
-            every = Permission.objects.order_by()
             if user_obj.is_superuser:
-                rows = every.values_list(*fields)
+                rows = Permission.objects.order_by().values_list("content_type__app_label", "codename")
+                cached = {f"{app_label}.{codename}" for app_label, codename in rows}
             else:
-                rows = (
-                    every.filter(user=user_obj)
-                    .values_list(*fields)
-                    .union(every.filter(group__user=user_obj).values_list(*fields))
-                    .order_by()
-                )
-            cached = {f"{app_label}.{codename}" for app_label, codename in rows}
+                cached = authz.load_permissions(user_obj)
             user_obj._perm_cache = cached
         return cached

@@ -11,8 +11,10 @@ the others (they are not found, as if they did not exist). Lists filter with
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Permission, User
+from django.db.models import CharField, Value
 
 from dashboard.models import ApprovalRequest, AuditEntry, WorkflowGrant, WorkflowRun
 from dashboard.services import audit
@@ -24,6 +26,7 @@ __all__ = [
     "ACTION_PERMISSIONS",
     "ROLE_NAMES",
     "can",
+    "load_permissions",
     "require",
     "require_for_request",
     "require_for_run",
@@ -87,21 +90,55 @@ def visible_workflows(user: Actor, action: str = "view") -> frozenset[str] | Non
 
 def _granted(user: User, permission: str) -> frozenset[str]:
     """The workflows a grant gives ``user`` ``permission`` on; read once per user object, as
-    Django caches a user's own permissions."""
-    cache: dict[str, frozenset[str]] | None = getattr(user, "_superstep_grants", None)
+    Django caches a user's own permissions (with them, by ``load_permissions``)."""
+    cache: dict[str, frozenset[str]] | None = getattr(user, _GRANTS, None)
     if cache is None:
-        found: dict[str, set[str]] = {}
-        rows = WorkflowGrant.objects.filter(user=user).values_list(
-            "workflow_name",
-            "role__permissions__content_type__app_label",
-            "role__permissions__codename",
-        )
-        for workflow, app_label, codename in rows:
-            if codename:
-                found.setdefault(f"{app_label}.{codename}", set()).add(workflow)
-        cache = {name: frozenset(workflows) for name, workflows in found.items()}
-        setattr(user, "_superstep_grants", cache)  # noqa: B010 - a cache the User class does not declare
+        rows = WorkflowGrant.objects.filter(user=user).values_list(*_GRANT_FIELDS)
+        cache = _by_permission((workflow, app_label, codename) for app_label, codename, workflow in rows)
+        setattr(user, _GRANTS, cache)
     return cache.get(permission, frozenset())
+
+
+_GRANTS = "_superstep_grants"  # a cache the User class does not declare
+_GRANT_FIELDS = ("role__permissions__content_type__app_label", "role__permissions__codename", "workflow_name")
+
+
+def _by_permission(rows: Iterable[tuple[str, str | None, str | None]]) -> dict[str, frozenset[str]]:
+    found: dict[str, set[str]] = {}
+    for workflow, app_label, codename in rows:
+        if codename:  # a role without permissions joins to none
+            found.setdefault(f"{app_label}.{codename}", set()).add(workflow)
+    return {name: frozenset(workflows) for name, workflows in found.items()}
+
+
+def load_permissions(user: User) -> set[str]:
+    """A signed-in user's own and their roles' permissions, and (cached for ``_granted``) what
+    their workflow grants give: one query, where Django's backend takes two and the grants a
+    third. Every page checks a permission, most pages one the user holds only by grant or not
+    at all."""
+    fields = ("content_type__app_label", "codename")
+    # Unordered: Permission's default ordering is not allowed inside a UNION. "" marks a
+    # permission held for every workflow (no workflow is named "").
+    every = Permission.objects.order_by()
+    anywhere = Value("", output_field=CharField())
+    rows = (
+        every.filter(user=user).annotate(w=anywhere).values_list(*fields, "w")
+        .union(
+            every.filter(group__user=user).annotate(w=anywhere).values_list(*fields, "w"),
+            WorkflowGrant.objects.filter(user=user).order_by().values_list(*_GRANT_FIELDS),
+            all=True,
+        )
+        .order_by()
+    )
+    everywhere: set[str] = set()
+    granted: list[tuple[str, str | None, str | None]] = []
+    for app_label, codename, workflow in rows:
+        if workflow:
+            granted.append((workflow, app_label, codename))
+        elif codename:
+            everywhere.add(f"{app_label}.{codename}")
+    setattr(user, _GRANTS, _by_permission(granted))
+    return everywhere
 
 
 def require(

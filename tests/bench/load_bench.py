@@ -55,7 +55,8 @@ def _environment(database_url: str, redis_url: str, logs: Path, pool: int) -> di
     """Production settings as the README's table sets them: DEBUG off, both service URLs."""
     return {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "dashboard.config.settings",
+        "DJANGO_SETTINGS_MODULE": os.environ.get("BENCH_SETTINGS", "dashboard.config.settings"),
+        "PYTHONPATH": os.environ.get("BENCH_PYTHONPATH", ""),
         "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "DATABASE_URL": database_url,

@@ -82,9 +82,14 @@ class Tally:
     sockets: int = 0
     live_messages: int = 0
     socket_errors: list[str] = field(default_factory=list)
+    # (seconds since the first request, ms) of every request: a p95 that drifts over the
+    # run (a cache filling, a table growing) shows in the per-minute figures.
+    timeline: list[tuple[float, float]] = field(default_factory=list)
+    began: float = field(default_factory=time.monotonic)
 
     def record(self, page: str, millis: float, problem: str | None) -> None:
         self.times[page].append(millis)
+        self.timeline.append((time.monotonic() - self.began, millis))
         if problem is not None:
             self.errors[page] += 1
             if len(self.samples) < 10:
@@ -108,6 +113,14 @@ class Tally:
             p50, p95, p99 = (_percentile(times, share) for share in (0.50, 0.95, 0.99))
             out.write(f"{page:<{width}}  {len(times):>8}  {errors:>6}  {p50:8.1f}  {p95:8.1f}"
                       f"  {p99:8.1f}\n")
+        minutes: dict[int, list[float]] = defaultdict(list)
+        for at, millis in self.timeline:
+            minutes[int(at // 60)].append(millis)
+        if len(minutes) > 1:
+            out.write("\nby minute: " + ", ".join(
+                f"{minute + 1}: p50 {_percentile(times, 0.5):.0f} p95 {_percentile(times, 0.95):.0f}"
+                for minute, times in sorted(minutes.items())
+            ) + " ms\n")
         out.write(f"\n{len(every)} requests in {duration:.0f} s ({len(every) / duration:.1f}/s), "
                   f"error rate {self.error_rate():.3%}\n")
         out.write(f"live: {self.sockets} websockets opened, {self.live_messages} messages received, "

@@ -83,3 +83,24 @@ def test_signing_in_with_a_password_is_model_backends(role_user: Callable[..., A
     assert client.login(username="ann", password="ann")
     assert client.session[BACKEND_SESSION_KEY] == "django.contrib.auth.backends.ModelBackend"
     assert client.get("/").status_code == 200
+
+
+def test_workflow_grants_come_with_the_same_query(role_user: Callable[..., Any]) -> None:
+    from django.contrib.auth.models import Group
+
+    from dashboard.models import WorkflowGrant
+    from dashboard.services import authz
+
+    user = role_user("refunds", "Viewer")
+    WorkflowGrant.objects.create(
+        user=user, role=Group.objects.get(name="Approver"), workflow_name="refund"
+    )
+    user = fresh(user)
+    with CaptureQueriesContext(connection) as queries:
+        assert authz.can(user, "view")
+        assert authz.can(user, "approve", "refund")
+        assert not authz.can(user, "approve", "travel")
+        assert not authz.can(user, "cancel", "refund")
+        assert authz.visible_workflows(user, "approve") == frozenset({"refund"})
+    assert len(queries) == 1
+    assert "dashboard.decide_approval" not in user.get_all_permissions()  # by grant only
