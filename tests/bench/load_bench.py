@@ -51,12 +51,20 @@ SERVER_URL = os.environ.get(
 SEEDED_RUNS = 2_000
 
 
-def _environment(database_url: str, redis_url: str, logs: Path, pool: int) -> dict[str, str]:
-    """Production settings as the README's table sets them: DEBUG off, both service URLs."""
+def _environment(
+    database_url: str, redis_url: str, logs: Path, pool: int, profile: Path | None = None
+) -> dict[str, str]:
+    """Production settings as the README's table sets them: DEBUG off, both service URLs
+    (with ``profile``, the web server profiles itself into that folder: web_profile.py)."""
+    profiling = {
+        "DJANGO_SETTINGS_MODULE": "web_profile_settings",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent),
+                                                    os.environ.get("PYTHONPATH", "")])),
+        "SUPERSTEP_WEB_PROFILE_DIR": str(profile),
+    } if profile else {}
     return {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": os.environ.get("BENCH_SETTINGS", "dashboard.config.settings"),
-        "PYTHONPATH": os.environ.get("BENCH_PYTHONPATH", ""),
+        "DJANGO_SETTINGS_MODULE": "dashboard.config.settings",
         "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "DATABASE_URL": database_url,
@@ -67,6 +75,7 @@ def _environment(database_url: str, redis_url: str, logs: Path, pool: int) -> di
         "LOG_LEVEL": "WARNING",
         "STATIC_ROOT": str(logs / "static"),
         "DATABASE_POOL_SIZE": str(pool),
+        **profiling,
     }
 
 
@@ -146,7 +155,9 @@ def _deployment(args: argparse.Namespace, logs: Path) -> Iterator[tuple[str, str
     stack: Stack | None = None
     try:
         redis.start()
-        stack = Stack(_environment(database_url, redis.url, logs, args.pool), database_url, logs)
+        stack = Stack(
+            _environment(database_url, redis.url, logs, args.pool, args.profile), database_url, logs
+        )
         prepared = subprocess.run(
             [sys.executable, __file__, "--prepare", str(args.users), str(args.seed_runs)],
             env=stack.env, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
@@ -212,6 +223,8 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--start-every", type=float, default=2.0,
                         help="seconds between runs started through the API meanwhile (default 2)")
     parser.add_argument("--timeout", type=float, default=30.0, help="per request, seconds")
+    parser.add_argument("--profile", type=Path, default=None, metavar="DIR",
+                        help="each web process writes its cProfile stats here (web_profile.py)")
     return parser.parse_args(argv)
 
 
