@@ -33,7 +33,7 @@ from dashboard.services.common import (
 )
 from dashboard.services.errors import LeaseLost
 from dashboard.services.types import RunId
-from workflows import WorkflowCheckpoint
+from workflows import WorkflowCheckpoint, fast_json
 from workflows.storage import SplitCheckpoint
 from workflows.tracing import TRACE_KEY, trace_id_of
 
@@ -191,7 +191,7 @@ def checkpoint_commit(
         epoch=lease.epoch,
         owner=lease.owner,
         lease_expires_at=stamp + dt.timedelta(seconds=lease_seconds()),
-        events_json=json.dumps(events, separators=(",", ":"), ensure_ascii=False),
+        events_json=_json_text(events),
         event_count=len(events),
         output=None if output is None else json.dumps(output, separators=(",", ":")),
         trace_id=trace_id_of(checkpoint.metadata.get(TRACE_KEY)) or "",
@@ -216,6 +216,15 @@ def checkpoint_commit(
     transaction.on_commit(
         functools.partial(broadcast.broadcast_runs_progress, lease.run_id), robust=True
     )
+
+
+def _json_text(value: Any) -> str:
+    """JSON for a jsonb parameter: the server parses it, so orjson's text serves wherever it
+    writes the value at all (a few times faster than ``json`` on a superstep's events)."""
+    fast = fast_json.dumps(value, encoding=False)
+    if fast is not None:
+        return fast.decode("utf-8")
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _checkpoint_commit_orm(

@@ -167,20 +167,30 @@ def checkpoint_json(run_id: str) -> bytes:
     return json.dumps(checkpoint.to_dict(), ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def engine_seconds(workflow: str, supersteps: int, state_bytes: int) -> float:
-    """Seconds per superstep of the same workflow in this process, on in-memory storage."""
+def engine_seconds(workflow: str, supersteps: int, state_bytes: int, *, durable: bool = False) -> float:
+    """Seconds per superstep of the same workflow in this process, on in-memory storage or
+    (``durable``) on ``DjangoCheckpointStorage``: the peers' setting, an engine saving its own
+    checkpoints, without the worker's events, run progress, lease and Celery."""
     import worker_bench_flows as flows
 
-    from workflows import InMemoryCheckpointStorage
+    from dashboard.checkpoints.storage import DjangoCheckpointStorage
+    from workflows import InMemoryCheckpointStorage, WorkflowCheckpoint
 
     build = flows.WORKFLOWS[workflow]
+    base: type = DjangoCheckpointStorage if durable else InMemoryCheckpointStorage
+
+    class Counted(base):  # type: ignore[misc, valid-type]
+        saves = 0
+
+        async def save(self, checkpoint: WorkflowCheckpoint) -> str:
+            self.saves += 1
+            return await super().save(checkpoint)  # type: ignore[no-any-return]
 
     async def once() -> float:
-        storage = InMemoryCheckpointStorage()
+        storage = Counted()
         started = time.perf_counter()
         await build(storage).run(flows.BenchInput(supersteps, state_bytes))
-        seconds = time.perf_counter() - started
-        return seconds / max(1, len(await storage.list_checkpoint_ids()))
+        return (time.perf_counter() - started) / max(1, storage.saves)
 
     return min(asyncio.run(once()) for _ in range(2))
 
@@ -265,6 +275,7 @@ def bench_case(
         after = raw_insert_seconds(database_url, document, inserts)
         pairs.append(((last - first) / (steps - 1), (before + after) / 2))
     engine = engine_seconds(workflow, supersteps, size)
+    in_process = engine_seconds(workflow, supersteps, size, durable=True)
     worker_us = statistics.median(s for s, _ in pairs) * 1e6
     raw_us = statistics.median(r for _, r in pairs) * 1e6
     row: dict[str, Any] = {
@@ -274,6 +285,7 @@ def bench_case(
         "worker_us": worker_us,
         "raw_insert_us": raw_us,
         "engine_memory_us": engine * 1e6,
+        "engine_postgres_us": in_process * 1e6,
         "ratio": statistics.median(raw / s for s, raw in pairs),
         "paired_ratios": [raw / s for s, raw in pairs],
         "commits_per_superstep": statistics.median(commits),
@@ -386,8 +398,9 @@ def report_peers(rows: list[dict[str, Any]], peer_rows: list[dict[str, Any]] | N
 
     print("\nPeers on the same PostgreSQL server, same self-loop (peers_pg.py), us per superstep")
     print(
-        f"   {'case':>9} {'ours':>7} {'raw INSERT':>10} {'MAF':>7} {'LG sync':>7} {'LG async':>8}"
-        f" | {'MAF/ours':>8} {'sync/ours':>9} {'async/ours':>10}  target"
+        f"   {'case':>9} {'ours':>7} {'in-proc':>7} {'raw INSERT':>10} {'MAF':>7} {'LG sync':>7}"
+        f" {'LG async':>8} | {'MAF/ours':>8} {'sync/ours':>9} {'async/ours':>10}"
+        f" {'MAF/in-proc':>11} {'sync/in-proc':>12}  target"
     )
     ok = True
     for case in dict.fromkeys(row["case"] for row in peer_rows):
@@ -409,13 +422,16 @@ def report_peers(rows: list[dict[str, Any]], peer_rows: list[dict[str, Any]] | N
                     f"SKIP ({INSTALL})" if missing else "NOT MEASURED (a peer failed, see below)"
                 )
 
+        in_process = ours[case]["engine_postgres_us"]
         print(
-            f"   {case:>9} {mine:>7.0f} {ours[case]['raw_insert_us']:>10.0f} {cell(maf, 7)}"
-            f" {cell(lg_sync, 7)} {cell(lg_async, 8)} | {ratio(maf, mine, 8)}"
-            f" {ratio(lg_sync, mine, 9)} {ratio(lg_async, mine, 10)}  {target}"
+            f"   {case:>9} {mine:>7.0f} {in_process:>7.0f} {ours[case]['raw_insert_us']:>10.0f}"
+            f" {cell(maf, 7)} {cell(lg_sync, 7)} {cell(lg_async, 8)} | {ratio(maf, mine, 8)}"
+            f" {ratio(lg_sync, mine, 9)} {ratio(lg_async, mine, 10)}"
+            f" {ratio(maf, in_process, 11)} {ratio(lg_sync, in_process, 12)}  {target}"
         )
     print(
-        "   ours = the worker's figure above (first to last superstep commit); peers = wall"
+        "   ours = the worker's figure above (first to last superstep commit); in-proc = our engine"
+        " in this process on DjangoCheckpointStorage, as the peers run; peers = wall"
         " time of an in-process run / supersteps, after a warm-up run, median of the rounds;\n"
         "   peer/ours above 1: ours is faster; the target takes LangGraph's sync durability"
         " (each step's checkpoint committed before the next starts, as ours); async is extra"
@@ -451,7 +467,7 @@ def report(
     print("\nA real celery worker (-P solo) on PostgreSQL, state changing every superstep")
     print(
         f"   {'case':>10} {'ckpt JSON B':>11} {'worker us':>10} {'raw INSERT us':>13} "
-        f"{'ratio':>6} {'engine us':>9} {'CPU us':>7} {'commits':>8} {'trips':>6} {'txns':>5} "
+        f"{'ratio':>6} {'engine us':>9} {'in-proc us':>10} {'CPU us':>7} {'commits':>8} {'trips':>6} {'txns':>5} "
         f"{'target':>14}"
     )
     for row in rows:
@@ -469,6 +485,7 @@ def report(
         print(
             f"   {case:>10} {row['checkpoint_json_bytes']:>11} {row['worker_us']:>10.0f} "
             f"{row['raw_insert_us']:>13.0f} {row['ratio']:>6.2f} {row['engine_memory_us']:>9.0f} "
+            f"{row['engine_postgres_us']:>10.0f} "
             f"{row['worker_cpu_us']:>7.0f} "
             f"{row['commits_per_superstep']:>8.2f} {counted.get('round_trips', float('nan')):>6.2f} "
             f"{counted.get('transactions', float('nan')):>5.2f} {target:>14}"
@@ -476,7 +493,9 @@ def report(
     print(
         "   ratio = worker supersteps/s over raw jsonb INSERT+COMMIT/s of the same checkpoint JSON"
         " (median of rounds, each bracketed by raw INSERTs);\n"
-        "   engine = the workflow in-process on InMemoryCheckpointStorage; CPU = the worker"
+        "   engine = the workflow in-process on InMemoryCheckpointStorage; in-proc = in-process"
+        " on DjangoCheckpointStorage (the peers' setting: no events, run progress, lease or"
+        " Celery); CPU = the worker"
         " process's CPU; commits from pg_stat_database, trips and txns from a traced worker's"
         " libpq trace; all per superstep"
     )

@@ -35,6 +35,7 @@ from dashboard.models import (
 )
 from workflows import CheckpointError, CheckpointNotFoundError
 from workflows.storage import split_checkpoint
+from workflows.storage.document import CHANGING_INLINE_LIMIT
 from workflows.testing import CheckpointStorageContract, make_checkpoint
 
 BIG = {"payload": "z" * 64 * 1024}
@@ -94,8 +95,8 @@ async def test_a_checkpoint_with_many_large_values_records_each_use_once_per_lin
     # Few uses are sent as literal rows, many through unnest: both must record every blob, on
     # a first save (new blobs) and on a second one (known blobs, one changed key).
     alias = storage.using
-    first = {f"k{i}": {"n": i, "pad": "p" * 600} for i in range(parts)}
-    second = {**first, "k0": {"n": -1, "pad": "q" * 600}}
+    first = {f"k{i}": {"n": i, "pad": "p" * CHANGING_INLINE_LIMIT} for i in range(parts)}
+    second = {**first, "k0": {"n": -1, "pad": "q" * CHANGING_INLINE_LIMIT}}
     saved = []
     for seconds, state in enumerate([first, second]):
         checkpoint = make_checkpoint(seconds=seconds, iteration_count=seconds, state=state)
@@ -128,7 +129,7 @@ async def test_deleting_checkpoints_releases_only_the_uses_no_checkpoint_needs(
 ) -> None:
     # Two lineages share a value; one also had a value of its own, since changed.
     alias = storage.using
-    other = {"other": "x" * 4000}
+    other = {"other": "x" * CHANGING_INLINE_LIMIT}
     a1 = make_checkpoint(seconds=1, run_id="lineage-a", state={"shared": BIG, "own": other})
     a2 = make_checkpoint(seconds=2, run_id="lineage-a", state={"shared": BIG})
     b1 = make_checkpoint(seconds=3, run_id="lineage-b", state={"shared": BIG})

@@ -22,10 +22,15 @@ from ..exceptions import CheckpointDecodeError
 from ..registry import TypeRegistry, default_registry
 from .protocol import CheckpointSummary
 
-__all__ = ["INLINE_LIMIT", "KnownPart", "PartCache", "SplitCheckpoint", "join_checkpoint", "split_checkpoint", "summarize_record"]
+__all__ = ["CHANGING_INLINE_LIMIT", "INLINE_LIMIT", "KnownPart", "PartCache", "SplitCheckpoint", "join_checkpoint", "split_checkpoint", "summarize_record"]
 
 # Values shorter than this stay inside the record: a blob costs a lookup on every load.
 INLINE_LIMIT = 512
+# A value that changed since its run's last save, or is new, stays inside the record up to this
+# size: it shares nothing with the checkpoint before, and as a blob it would cost the database
+# two more rows (the blob and its lineage's use) on every superstep that changes it. Once it
+# repeats, it becomes a blob, shared by the checkpoints that follow.
+CHANGING_INLINE_LIMIT = 4096
 Path = tuple[str, ...]
 
 
@@ -171,7 +176,9 @@ def split_checkpoint(
         # Compared as JSON text, not with ==: in Python 1 == 1.0 == True, and a part whose
         # number changed type must not be stored as the old one.
         previous = known.get(path)
-        if previous is not None and previous.text == text:
+        repeated = previous is not None and previous.text == text
+        if repeated:
+            assert previous is not None
             digest = previous.digest
         else:
             digest = hashlib.sha256(codec.check_text(text, _describe(path))).hexdigest()
@@ -179,8 +186,12 @@ def split_checkpoint(
         if fingerprint is not None and any(tag in text for tag in _BUFFER_TAGS):
             fingerprint = None
         if cache is not None:
-            changed = previous is not None and previous.text != text
+            changed = previous is not None and not repeated
             known[path] = KnownPart(fingerprint, text, digest, changed)
+        if not repeated and len(text) < CHANGING_INLINE_LIMIT:
+            if path in large:
+                _put(doc, path, codec.encode(value, registry=registry, where=_describe(path)))
+            continue
         digests[path] = digest
         blobs[digest] = text
         size += len(text)
