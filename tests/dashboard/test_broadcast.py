@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import secrets
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,6 +30,25 @@ def events(run: str, *seqs: int) -> tuple[str, dict[str, Any]]:
 
 def changed(run: str) -> tuple[str, dict[str, Any]]:
     return "runs", {"type": "runs.changed", "run_id": run}
+
+
+@contextlib.contextmanager
+def network_layer(redis_url: str) -> Iterator[Any]:
+    """A Redis channel layer of this test's own (its prefix), as production has."""
+    layers = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [redis_url], "prefix": f"test-{secrets.token_hex(4)}"},
+        }
+    }
+    with override_settings(CHANNEL_LAYERS=layers, SUPERSTEP_EMBEDDED=False):
+        channel_layers.backends.clear()
+        try:
+            layer = get_channel_layer()
+            assert layer is not None
+            yield layer
+        finally:
+            channel_layers.backends.clear()
 
 
 def test_coalesce_joins_a_groups_consecutive_events_and_keeps_every_groups_order() -> None:
@@ -54,87 +75,63 @@ def test_coalesce_does_not_join_events_across_another_message_of_the_group() -> 
 def test_a_network_layer_gets_every_message_in_order_without_the_commit_waiting(
     redis_url: str,
 ) -> None:
-    layers = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [redis_url], "prefix": f"test-{secrets.token_hex(4)}"},
-        }
-    }
-    with override_settings(CHANNEL_LAYERS=layers, SUPERSTEP_EMBEDDED=False):
-        channel_layers.backends.clear()
-        try:
-            layer = get_channel_layer()
-            assert layer is not None
-            channel = async_to_sync(layer.new_channel)()
-            async_to_sync(layer.group_add)("run.r1", channel)
-            caller = threading.current_thread()
-            sent_from: list[threading.Thread] = []
-            real_send = layer.group_send
+    with network_layer(redis_url) as layer:
+        channel = async_to_sync(layer.new_channel)()
+        async_to_sync(layer.group_add)("run.r1", channel)
+        caller = threading.current_thread()
+        sent_from: list[threading.Thread] = []
+        real_send = layer.group_send
 
-            async def spy(group: str, message: dict[str, Any]) -> None:
-                sent_from.append(threading.current_thread())
-                await real_send(group, message)
+        async def spy(group: str, message: dict[str, Any]) -> None:
+            sent_from.append(threading.current_thread())
+            await real_send(group, message)
 
-            layer.group_send = spy  # type: ignore[method-assign]
-            for seq in range(1, 51):
-                broadcast.broadcast_run_events("r1", [{"seq": seq, "type": "t", "data": {}}])
-            assert broadcast._sender.flush(10)
+        layer.group_send = spy  # type: ignore[method-assign]
+        for seq in range(1, 51):
+            broadcast.broadcast_run_events("r1", [{"seq": seq, "type": "t", "data": {}}])
+        assert broadcast._sender.flush(10)
 
-            async def receive_all() -> list[int]:
-                seqs: list[int] = []
-                while len(seqs) < 50:
-                    message = await asyncio.wait_for(layer.receive(channel), 5)
-                    seqs += [event["seq"] for event in message["events"]]
-                return seqs
+        async def receive_all() -> list[int]:
+            seqs: list[int] = []
+            while len(seqs) < 50:
+                message = await asyncio.wait_for(layer.receive(channel), 5)
+                seqs += [event["seq"] for event in message["events"]]
+            return seqs
 
-            assert async_to_sync(receive_all)() == list(range(1, 51))
-            assert sent_from and caller not in sent_from  # the sender's own thread sent them
-            assert len({id(thread) for thread in sent_from}) == 1  # one long-lived thread
-        finally:
-            channel_layers.backends.clear()
+        assert async_to_sync(receive_all)() == list(range(1, 51))
+        assert sent_from and caller not in sent_from  # the sender's own thread sent them
+        assert len({id(thread) for thread in sent_from}) == 1  # one long-lived thread
 
 
 @pytest.mark.redis
 def test_a_message_after_a_quiet_moment_goes_at_once_and_a_stream_in_few_batches(
     redis_url: str,
 ) -> None:
-    layers = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [redis_url], "prefix": f"test-{secrets.token_hex(4)}"},
-        }
-    }
-    with override_settings(CHANNEL_LAYERS=layers, SUPERSTEP_EMBEDDED=False):
-        channel_layers.backends.clear()
-        try:
-            layer = get_channel_layer()
-            assert layer is not None
-            sends: list[float] = []
-            real_send = layer.group_send
+    with network_layer(redis_url) as layer:
+        sends: list[float] = []
+        real_send = layer.group_send
 
-            async def spy(group: str, message: dict[str, Any]) -> None:
-                sends.append(time.monotonic())
-                await real_send(group, message)
+        async def spy(group: str, message: dict[str, Any]) -> None:
+            sends.append(time.monotonic())
+            await real_send(group, message)
 
-            layer.group_send = spy  # type: ignore[method-assign]
-            time.sleep(broadcast._BATCH_SECONDS * 2)  # quiet
-            queued = time.monotonic()
-            broadcast.broadcast_runs_progress("r1")
-            assert broadcast._sender.flush(10)
-            assert sends and sends[0] - queued < broadcast._BATCH_SECONDS  # not held back
+        layer.group_send = spy  # type: ignore[method-assign]
+        time.sleep(broadcast._BATCH_SECONDS * 2)  # quiet
+        queued = time.monotonic()
+        broadcast.broadcast_runs_progress("r1")
+        assert broadcast._sender.flush(10)
+        assert sends and sends[0] - queued < broadcast._BATCH_SECONDS  # not held back
 
-            # A run committing a superstep every millisecond for half a second: its progress
-            # notices go out in batches at least _BATCH_SECONDS apart, the last one included.
-            sends.clear()
-            began = time.monotonic()
-            while time.monotonic() - began < 0.5:
-                broadcast.broadcast_run_events("r2", [{"seq": 1, "type": "t", "data": {}}])
-                broadcast.broadcast_runs_progress("r2")
-                time.sleep(0.001)
-            assert broadcast._sender.flush(10)
-            batches = sorted({round(at, 3) for at in sends})
-            assert 2 <= len(sends) <= 2 * (0.5 / broadcast._BATCH_SECONDS + 2)
-            gaps = [later - earlier for earlier, later in itertools.pairwise(batches)]
-            assert all(gap >= broadcast._BATCH_SECONDS * 0.8 for gap in gaps if gap > 0.005)
-        finally:
-            channel_layers.backends.clear()
+        # A run committing a superstep every millisecond for half a second: its progress
+        # notices go out in batches at least _BATCH_SECONDS apart, the last one included.
+        sends.clear()
+        began = time.monotonic()
+        while time.monotonic() - began < 0.5:
+            broadcast.broadcast_run_events("r2", [{"seq": 1, "type": "t", "data": {}}])
+            broadcast.broadcast_runs_progress("r2")
+            time.sleep(0.001)
+        assert broadcast._sender.flush(10)
+        batches = sorted({round(at, 3) for at in sends})
+        assert 2 <= len(sends) <= 2 * (0.5 / broadcast._BATCH_SECONDS + 2)
+        gaps = [later - earlier for earlier, later in itertools.pairwise(batches)]
+        assert all(gap >= broadcast._BATCH_SECONDS * 0.8 for gap in gaps if gap > 0.005)
