@@ -1,4 +1,5 @@
-"""The JSON API's schedule operations: list and create schedules, pause, resume and trigger one.
+"""The JSON API's schedule operations: list and create schedules; read, change, delete, pause,
+resume and trigger one.
 
 Mounted beside ``views.router`` by ``urls.py``, with the same authentication, body rules and
 error format. ``services.schedules`` validates (cron, time zone, interval, the input against the
@@ -27,7 +28,7 @@ __all__ = ["router"]
 router = Router(tags=["schedules"])
 
 
-class ScheduleIn(Schema):
+class ScheduleChangeIn(Schema):
     model_config = ConfigDict(strict=True, extra="ignore")
 
     name: str
@@ -37,6 +38,9 @@ class ScheduleIn(Schema):
     interval_seconds: int | None = Field(None, description="fire every so many seconds; or cron")
     time_zone: str = "UTC"
     skip_if_running: bool = True
+
+
+class ScheduleIn(ScheduleChangeIn):
     paused: bool = False
 
 
@@ -98,21 +102,59 @@ def schedule_list(request: HttpRequest) -> SchedulesOut:
     return SchedulesOut(schedules=[schedule_out(r.schedule, r.last_tick) for r in rows])
 
 
-@router.post("/schedules/", response={201: ScheduleOut, **_refusals(413)}, url_name="schedule-create")
-def schedule_create(request: HttpRequest, payload: ScheduleIn) -> Status[ScheduleOut]:
-    """Create a schedule: a cron expression (in ``time_zone``) or ``interval_seconds``, not
-    both (400 names the field that does not fit)."""
+def _spec(payload: ScheduleChangeIn) -> schedules.ScheduleSpec:
     if (payload.cron is None) == (payload.interval_seconds is None):
         message = "give either cron or interval_seconds"
         raise services.InvalidInput(message, errors={"cron": message})
-    spec = schedules.ScheduleSpec(
+    return schedules.ScheduleSpec(
         name=payload.name, workflow_name=payload.workflow, input=payload.input,
         kind=Schedule.Kind.CRON if payload.cron is not None else Schedule.Kind.INTERVAL,
         cron=payload.cron or "", interval_seconds=payload.interval_seconds,
         time_zone=payload.time_zone, skip_if_running=payload.skip_if_running,
     )
-    schedule = schedules.schedule_create(spec, user=request.user, paused=payload.paused)
+
+
+@router.post("/schedules/", response={201: ScheduleOut, **_refusals(413)}, url_name="schedule-create")
+def schedule_create(request: HttpRequest, payload: ScheduleIn) -> Status[ScheduleOut]:
+    """Create a schedule: a cron expression (in ``time_zone``) or ``interval_seconds``, not
+    both (400 names the field that does not fit)."""
+    schedule = schedules.schedule_create(_spec(payload), user=request.user, paused=payload.paused)
     return Status(201, schedule_out(schedule))
+
+
+@router.get(
+    "/schedules/{int:schedule_id}/", response={200: ScheduleOut, **_refusals(404)},
+    url_name="schedule",
+)
+def schedule_detail(request: HttpRequest, schedule_id: int) -> ScheduleOut:
+    """One schedule, with its next tick and its latest one."""
+    schedule = selected.schedule_get(schedule_id, workflows=authz.visible_workflows(request.user))
+    if schedule is None:
+        raise services.NotFound(f"no schedule with id {schedule_id}")
+    latest = selected.schedule_ticks(schedule, limit=1)
+    return schedule_out(schedule, latest[0] if latest else None)
+
+
+@router.put(
+    "/schedules/{int:schedule_id}/", response={200: ScheduleOut, **_refusals(404, 413)},
+    url_name="schedule-update",
+)
+def schedule_update(request: HttpRequest, schedule_id: int, payload: ScheduleChangeIn) -> ScheduleOut:
+    """Replace a schedule's name, workflow, input and timing (every field, as on create; pause
+    and resume have their own operations). Its next tick is computed again from now."""
+    schedule = schedules.schedule_update(schedule_id, _spec(payload), user=request.user)
+    latest = selected.schedule_ticks(schedule, limit=1)
+    return schedule_out(schedule, latest[0] if latest else None)
+
+
+@router.delete(
+    "/schedules/{int:schedule_id}/", response={204: None, **_refusals(404)},
+    url_name="schedule-delete",
+)
+def schedule_delete(request: HttpRequest, schedule_id: int) -> Status[None]:
+    """Delete a schedule and its tick history; the runs it started stay."""
+    schedules.schedule_delete(schedule_id, user=request.user)
+    return Status(204, None)
 
 
 @router.post(

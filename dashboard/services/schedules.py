@@ -186,6 +186,8 @@ def schedule_create(spec: ScheduleSpec, *, user: Actor = None, paused: bool = Fa
 def schedule_update(schedule_id: int, spec: ScheduleSpec, *, user: Actor = None) -> Schedule:
     """Change a schedule; its next tick is computed again from now."""
     _require(user, "schedule_change", schedule_id)
+    if not Schedule.objects.filter(pk=schedule_id).exists():
+        raise NotFound(f"no schedule with id {schedule_id}")  # before any field's refusal
     # Moving a schedule to another workflow needs the role on that one too.
     authz.require(user, "schedule_change", workflow=spec.workflow_name, target=f"schedule {schedule_id}")
     fields = schedule_check(spec, schedule_id=schedule_id)

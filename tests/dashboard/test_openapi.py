@@ -112,6 +112,10 @@ class Contract:
             f"{response.content[:300]!r}"
         )
         content = described[status].get("content", {})
+        if response.status_code == 204:
+            assert not content and response.content == b"", f"{method} {template} 204 has a body"
+            self.seen.setdefault((method.lower(), template), set()).add(204)
+            return response
         assert "application/json" in content, f"{method} {template} {status} has no JSON schema"
         assert response["Content-Type"].startswith("application/json")
         schema = {**_closed(content["application/json"]["schema"]), "components": self.components}
@@ -137,6 +141,13 @@ class Caller:
         data = raw if raw is not None else json.dumps({} if body is None else body)
         response = self.client.post(url, data, content_type="application/json", headers=self.headers)
         return self.contract.check("POST", url, response)
+
+    def put(self, url: str, body: Any) -> Any:
+        response = self.client.put(url, json.dumps(body), content_type="application/json", headers=self.headers)
+        return self.contract.check("PUT", url, response)
+
+    def delete(self, url: str) -> Any:
+        return self.contract.check("DELETE", url, self.client.delete(url, headers=self.headers))
 
 
 # ------------------------------------------------------------------------------ the document
@@ -373,6 +384,23 @@ def exercise(
     assert api.post(f"{schedule_path}/trigger/").status_code == 201
     assert api.post(f"{schedule_path}/trigger/").status_code == 409
     assert viewer.post(f"{schedule_path}/trigger/").status_code == 403
+    # read, change and delete one
+    assert api.get(f"{schedule_path}/").json()["last_tick"]["outcome"] == "skipped"
+    assert api.get("/api/schedules/999999/").status_code == 404
+    hourly = {"name": "n2", "workflow": "squares", "input": FAST, "interval_seconds": 3600}
+    changed = api.put(f"{schedule_path}/", hourly)
+    assert changed.status_code == 200 and changed.json()["kind"] == "interval"
+    assert api.put(f"{schedule_path}/", {**hourly, "cron": "0 * * * *"}).status_code == 400
+    assert api.put("/api/schedules/999999/", hourly).status_code == 404
+    assert viewer.put(f"{schedule_path}/", hourly).status_code == 403
+    assert viewer.delete(f"{schedule_path}/").status_code == 403
+    assert api.delete(f"{schedule_path}/").status_code == 204
+    assert api.delete(f"{schedule_path}/").status_code == 404
+    beyond = "/api/schedules/99999999999999999999/"  # no database compares a key this large
+    assert api.get(beyond).status_code == 404
+    assert api.put(beyond, hourly).status_code == 404
+    assert api.delete(beyond).status_code == 404
+    assert api.post(f"{beyond}pause/").status_code == 404
 
 
 def test_openapi_every_endpoint_answers_as_documented(
