@@ -21,6 +21,7 @@ from ninja.renderers import JSONRenderer
 from ninja.responses import NinjaJSONEncoder
 
 from dashboard import services
+from dashboard.api.alerts import router as alerts_router
 from dashboard.api.auth import AUTH
 from dashboard.api.errors import (
     AUTHENTICATION_REQUIRED,
@@ -88,5 +89,6 @@ api = NinjaAPI(
 install_error_handlers(api)
 api.add_router("", router)
 api.add_router("", schedules_router)
+api.add_router("", alerts_router)
 
 urlpatterns: list[URLPattern | URLResolver] = [path("", api.urls)]

@@ -15,6 +15,7 @@ __all__ = [
     "AlertRuleRow",
     "alert_rule_get",
     "alert_rule_rows",
+    "open_incident_count",
     "recent_incidents",
     "run_incidents",
 ]
@@ -48,7 +49,13 @@ def alert_rule_rows() -> list[AlertRuleRow]:
 
 
 def alert_rule_get(rule_id: int) -> AlertRule | None:
+    if not 0 < rule_id < 2**63:  # beyond any key, which the databases refuse to compare
+        return None
     return AlertRule.objects.filter(pk=rule_id).first()
+
+
+def open_incident_count(rule: AlertRule) -> int:
+    return AlertIncident.objects.filter(rule=rule, resolved_at__isnull=True).count()
 
 
 def recent_incidents(limit: int = RECENT_INCIDENTS) -> list[AlertIncident]:
