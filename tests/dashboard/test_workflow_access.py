@@ -217,3 +217,20 @@ def test_the_storage_page_shows_a_scoped_user_only_their_workflows(
     assert {r["workflow_name"] for r in page.context["by_workflow"]} == {"squares", "return-replace"}
     assert {r["run"].workflow_name for r in page.context["largest"]} == {"squares", "return-replace"}
     assert "fail-at-step" not in page.content.decode()
+
+
+def test_a_grant_for_some_workflows_opens_no_admin_page_even_to_staff(
+    pat: User, role_user: Callable[..., Any], runs: dict[str, WorkflowRun]
+) -> None:
+    # The admin lists every workflow's rows, so it is for roles held for every workflow: a
+    # grant's permissions count on its workflow's runs only, never on a whole admin list.
+    WorkflowGrant.objects.create(user=pat, role=role_user.group("Admin"), workflow_name="squares")  # type: ignore[attr-defined]
+    pat.is_staff = True
+    pat.save()
+    client = Client()
+    client.force_login(pat)
+    for path in ("/admin/dashboard/workflowrun/", "/admin/dashboard/checkpoint/",
+                 "/admin/dashboard/approvalrequest/", "/admin/dashboard/runevent/",
+                 "/admin/dashboard/retentionpolicy/", "/admin/dashboard/auditentry/"):
+        assert client.get(path).status_code == 403, path
+    assert str(runs["squares"].pk) not in client.get("/admin/").content.decode()
