@@ -18,8 +18,7 @@ from ninja.responses import Status
 from pydantic import ConfigDict, Field
 
 from dashboard import services
-from dashboard.api.schemas import ErrorOut
-from dashboard.api.views import refuse_other_methods
+from dashboard.api.views import refusals, refuse_other_methods
 from dashboard.models import AlertRule
 from dashboard.selectors import alerts as selected
 from dashboard.services import alerts, authz
@@ -69,9 +68,6 @@ class AlertRulesOut(Schema):
     rules: list[AlertRuleOut]
 
 
-def _refusals(*statuses: int) -> dict[int, type[ErrorOut]]:
-    return {status: ErrorOut for status in (400, 401, 403, *statuses)}
-
 
 def _out(rule: AlertRule, open_incidents: int) -> AlertRuleOut:
     return AlertRuleOut(
@@ -112,7 +108,7 @@ def _rule_or_404(request: HttpRequest, rule_id: int) -> AlertRule:
     return rule
 
 
-@router.get("/alerts/rules/", response={200: AlertRulesOut, **_refusals()}, url_name="alert-rules")
+@router.get("/alerts/rules/", response={200: AlertRulesOut, **refusals()}, url_name="alert-rules")
 def alert_rule_list(request: HttpRequest) -> AlertRulesOut:
     """Every rule, with how many incidents it has open."""
     authz.require(request.user, "alert_change", target="alert rules")
@@ -120,7 +116,7 @@ def alert_rule_list(request: HttpRequest) -> AlertRulesOut:
 
 
 @router.post(
-    "/alerts/rules/", response={201: AlertRuleOut, **_refusals(413)}, url_name="alert-rule-create"
+    "/alerts/rules/", response={201: AlertRuleOut, **refusals(413)}, url_name="alert-rule-create"
 )
 def alert_rule_create(request: HttpRequest, payload: AlertRuleIn) -> Status[AlertRuleOut]:
     """Create a rule (400 names each field that does not fit)."""
@@ -129,7 +125,7 @@ def alert_rule_create(request: HttpRequest, payload: AlertRuleIn) -> Status[Aler
 
 
 @router.get(
-    "/alerts/rules/{int:rule_id}/", response={200: AlertRuleOut, **_refusals(404)},
+    "/alerts/rules/{int:rule_id}/", response={200: AlertRuleOut, **refusals(404)},
     url_name="alert-rule",
 )
 def alert_rule_detail(request: HttpRequest, rule_id: int) -> AlertRuleOut:
@@ -137,7 +133,7 @@ def alert_rule_detail(request: HttpRequest, rule_id: int) -> AlertRuleOut:
 
 
 @router.put(
-    "/alerts/rules/{int:rule_id}/", response={200: AlertRuleOut, **_refusals(404, 413)},
+    "/alerts/rules/{int:rule_id}/", response={200: AlertRuleOut, **refusals(404, 413)},
     url_name="alert-rule-update",
 )
 def alert_rule_update(request: HttpRequest, rule_id: int, payload: AlertRuleIn) -> AlertRuleOut:
@@ -148,7 +144,7 @@ def alert_rule_update(request: HttpRequest, rule_id: int, payload: AlertRuleIn) 
 
 
 @router.delete(
-    "/alerts/rules/{int:rule_id}/", response={204: None, **_refusals(404)},
+    "/alerts/rules/{int:rule_id}/", response={204: None, **refusals(404)},
     url_name="alert-rule-delete",
 )
 def alert_rule_delete(request: HttpRequest, rule_id: int) -> Status[None]:

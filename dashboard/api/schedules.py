@@ -17,8 +17,8 @@ from ninja.responses import Status
 from pydantic import ConfigDict, Field, JsonValue
 
 from dashboard import services
-from dashboard.api.schemas import ErrorOut, NoBodyIn
-from dashboard.api.views import refuse_other_methods
+from dashboard.api.schemas import NoBodyIn
+from dashboard.api.views import refusals, refuse_other_methods
 from dashboard.models import Schedule, ScheduleTick
 from dashboard.selectors import schedules as selected
 from dashboard.services import authz, schedules
@@ -72,9 +72,6 @@ class SchedulesOut(Schema):
     schedules: list[ScheduleOut]
 
 
-def _refusals(*statuses: int) -> dict[int, type[ErrorOut]]:
-    return {status: ErrorOut for status in (400, 401, 403, *statuses)}
-
 
 def tick_out(tick: ScheduleTick) -> TickOut:
     return TickOut(
@@ -95,7 +92,12 @@ def schedule_out(schedule: Schedule, last_tick: ScheduleTick | None = None) -> S
     )
 
 
-@router.get("/schedules/", response={200: SchedulesOut, **_refusals()}, url_name="schedules")
+def _with_last_tick(schedule: Schedule) -> ScheduleOut:
+    latest = selected.schedule_ticks(schedule, limit=1)
+    return schedule_out(schedule, latest[0] if latest else None)
+
+
+@router.get("/schedules/", response={200: SchedulesOut, **refusals()}, url_name="schedules")
 def schedule_list(request: HttpRequest) -> SchedulesOut:
     """Every schedule by name, with its next tick and its latest one."""
     rows = selected.schedule_rows(workflows=authz.visible_workflows(request.user))
@@ -114,7 +116,7 @@ def _spec(payload: ScheduleChangeIn) -> schedules.ScheduleSpec:
     )
 
 
-@router.post("/schedules/", response={201: ScheduleOut, **_refusals(413)}, url_name="schedule-create")
+@router.post("/schedules/", response={201: ScheduleOut, **refusals(413)}, url_name="schedule-create")
 def schedule_create(request: HttpRequest, payload: ScheduleIn) -> Status[ScheduleOut]:
     """Create a schedule: a cron expression (in ``time_zone``) or ``interval_seconds``, not
     both (400 names the field that does not fit)."""
@@ -123,7 +125,7 @@ def schedule_create(request: HttpRequest, payload: ScheduleIn) -> Status[Schedul
 
 
 @router.get(
-    "/schedules/{int:schedule_id}/", response={200: ScheduleOut, **_refusals(404)},
+    "/schedules/{int:schedule_id}/", response={200: ScheduleOut, **refusals(404)},
     url_name="schedule",
 )
 def schedule_detail(request: HttpRequest, schedule_id: int) -> ScheduleOut:
@@ -131,24 +133,21 @@ def schedule_detail(request: HttpRequest, schedule_id: int) -> ScheduleOut:
     schedule = selected.schedule_get(schedule_id, workflows=authz.visible_workflows(request.user))
     if schedule is None:
         raise services.NotFound(f"no schedule with id {schedule_id}")
-    latest = selected.schedule_ticks(schedule, limit=1)
-    return schedule_out(schedule, latest[0] if latest else None)
+    return _with_last_tick(schedule)
 
 
 @router.put(
-    "/schedules/{int:schedule_id}/", response={200: ScheduleOut, **_refusals(404, 413)},
+    "/schedules/{int:schedule_id}/", response={200: ScheduleOut, **refusals(404, 413)},
     url_name="schedule-update",
 )
 def schedule_update(request: HttpRequest, schedule_id: int, payload: ScheduleChangeIn) -> ScheduleOut:
     """Replace a schedule's name, workflow, input and timing (every field, as on create; pause
     and resume have their own operations). Its next tick is computed again from now."""
-    schedule = schedules.schedule_update(schedule_id, _spec(payload), user=request.user)
-    latest = selected.schedule_ticks(schedule, limit=1)
-    return schedule_out(schedule, latest[0] if latest else None)
+    return _with_last_tick(schedules.schedule_update(schedule_id, _spec(payload), user=request.user))
 
 
 @router.delete(
-    "/schedules/{int:schedule_id}/", response={204: None, **_refusals(404)},
+    "/schedules/{int:schedule_id}/", response={204: None, **refusals(404)},
     url_name="schedule-delete",
 )
 def schedule_delete(request: HttpRequest, schedule_id: int) -> Status[None]:
@@ -158,7 +157,7 @@ def schedule_delete(request: HttpRequest, schedule_id: int) -> Status[None]:
 
 
 @router.post(
-    "/schedules/{int:schedule_id}/pause/", response={200: ScheduleOut, **_refusals(404, 409, 413)},
+    "/schedules/{int:schedule_id}/pause/", response={200: ScheduleOut, **refusals(404, 409, 413)},
     url_name="schedule-pause",
 )
 def schedule_pause(
@@ -169,7 +168,7 @@ def schedule_pause(
 
 
 @router.post(
-    "/schedules/{int:schedule_id}/resume/", response={200: ScheduleOut, **_refusals(404, 409, 413)},
+    "/schedules/{int:schedule_id}/resume/", response={200: ScheduleOut, **refusals(404, 409, 413)},
     url_name="schedule-resume",
 )
 def schedule_resume(
@@ -180,7 +179,7 @@ def schedule_resume(
 
 
 @router.post(
-    "/schedules/{int:schedule_id}/trigger/", response={201: TickOut, **_refusals(404, 409, 413)},
+    "/schedules/{int:schedule_id}/trigger/", response={201: TickOut, **refusals(404, 409, 413)},
     url_name="schedule-trigger",
 )
 def schedule_trigger(

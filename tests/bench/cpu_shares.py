@@ -14,11 +14,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-__all__ = ["CpuShares"]
+__all__ = ["CpuShares", "cpu_seconds"]
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 # Processes known by name wherever they were started (the shared PostgreSQL server's backends).
 _BY_NAME = {"postgres": "postgresql", "redis-server": "redis"}
+
+
+def _stat(raw: str) -> tuple[int, str, float]:
+    """(parent pid, name, user + system CPU seconds) from a ``/proc/<pid>/stat`` line."""
+    # The name is in parentheses and may hold spaces: split after the last ')'.
+    name = raw[raw.index("(") + 1 : raw.rindex(")")]
+    fields = raw[raw.rindex(")") + 2 :].split()
+    return int(fields[1]), name, (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU a process has used so far."""
+    return _stat(Path(f"/proc/{pid}/stat").read_text())[2]
 
 
 def _processes() -> dict[int, tuple[int, str, float]]:
@@ -28,14 +41,9 @@ def _processes() -> dict[int, tuple[int, str, float]]:
         if not entry.name.isdigit():
             continue
         try:
-            raw = (entry / "stat").read_text()
+            found[int(entry.name)] = _stat((entry / "stat").read_text())
         except OSError:
             continue  # ended meanwhile
-        # The name is in parentheses and may hold spaces: split after the last ')'.
-        name = raw[raw.index("(") + 1 : raw.rindex(")")]
-        fields = raw[raw.rindex(")") + 2 :].split()
-        parent, user, system = int(fields[1]), int(fields[11]), int(fields[12])
-        found[int(entry.name)] = (parent, name, (user + system) / _TICK)
     return found
 
 

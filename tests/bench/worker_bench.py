@@ -55,6 +55,7 @@ from urllib.parse import urlsplit
 
 import psycopg
 from backbone_bench import Processes, production_env, raw_insert_seconds
+from cpu_shares import cpu_seconds
 from scratch_database import create_database, drop_database
 
 HERE = Path(__file__).resolve().parent
@@ -249,12 +250,6 @@ def count_round_trips(
 
 
 # ------------------------------------------------------------------------------------ timing
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU a process has used (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def bench_case(
