@@ -9,7 +9,8 @@ Building a graph:
     ``SwitchCaseEdgeGroupCase`` / ``SwitchCaseEdgeGroupDefault``, output designation), the edge
     groups it makes (``Edge``, ``SingleEdgeGroup``, ``FanOutEdgeGroup``, ``FanInEdgeGroup``,
     ``SwitchCaseEdgeGroup``), ``validate_workflow_graph``, ``INTERNAL_SOURCE_ID`` (the source of
-    the input and of answers), and the picture of a graph, ``WorkflowViz``.
+    the input and of answers), the picture of a graph, ``WorkflowViz``, and the default
+    superstep limit, ``DEFAULT_MAX_ITERATIONS``.
 Executors:
     ``Executor`` with ``handler`` and ``response_handler`` methods, ``executor`` /
     ``FunctionExecutor`` for functions, ``WorkflowExecutor`` for a whole workflow as one executor
@@ -22,26 +23,50 @@ Running:
     ``WorkflowEventSource``, ``WorkflowRunState`` and ``ErrorDetails`` (MAF's
     ``WorkflowErrorDetails``).
 Checkpoints:
-    ``WorkflowCheckpoint`` (``CheckpointID``, written for a ``CheckpointKind``) holding ``WorkflowMessage`` in flight; the
-    ``CheckpointStorage`` protocol with ``InMemoryCheckpointStorage`` and
-    ``FileCheckpointStorage``; the types checkpoints may hold: ``TypeRegistry``, ``register_type``
-    and MAF's ``register_checkpoint_type``; retention with ``prune`` and its ``PruneReport``;
-    moving a checkpoint onto a changed graph: ``check_checkpoint_migration`` (a
-    ``CheckpointMigration`` report) and ``migrate_checkpoint``.
+    ``WorkflowCheckpoint`` (``CheckpointID``, written for a ``CheckpointKind``) holding
+    ``WorkflowMessage`` in flight; the ``CheckpointStorage`` protocol with
+    ``InMemoryCheckpointStorage`` and ``FileCheckpointStorage``; the types checkpoints may
+    hold: ``TypeRegistry``, ``register_type`` and MAF's ``register_checkpoint_type``;
+    retention with ``prune`` and its ``PruneReport``; moving a checkpoint onto a changed graph:
+    ``check_checkpoint_migration`` (a ``CheckpointMigration`` report) and
+    ``migrate_checkpoint``.
+Functional workflows (``workflows.functional``; MAF's ``@workflow`` / ``@step`` API):
+    the ``workflow`` decorator makes a ``FunctionalWorkflowDefinition`` of an async function;
+    its ``build()`` makes a ``FunctionalWorkflow`` whose ``run()`` returns the same results and
+    streams as a graph's. ``step`` makes a ``StepWrapper``: a function whose result is saved
+    and, on resume, replayed instead of recomputed. ``RunContext`` asks for human input, adds
+    events and keeps state (anywhere in a run: ``get_run_context``); ``FunctionalWorkflowAgent``
+    is ``FunctionalWorkflow.as_agent()`` (loaded on first use). ``from workflows import
+    workflow`` gives the decorator; the graph module stays importable as
+    ``from workflows.workflow import Workflow`` (but ``import workflows.workflow as m`` and
+    ``mock.patch("workflows.workflow...")`` resolve the package attribute, the decorator).
+Agents (``workflows.agents``, loaded on first use: it needs ``agent_framework``):
+    ``AgentExecutor`` runs a Microsoft Agent Framework agent as an executor (an agent passed
+    to the builder is wrapped in one), taking ``AgentExecutorRequest`` and sending
+    ``AgentExecutorResponse``, its state shaped as ``AgentExecutorCheckpointState``;
+    ``resolve_agent_id``; ``WorkflowAgent`` is ``Workflow.as_agent()``. ``run()``'s agent
+    arguments: ``WorkflowInvocationKwargs``. A host watches every agent's streamed chunks and
+    finished replies (with their usage) through an ``AgentObserver`` set by ``observing``.
 Errors (hierarchy in ``workflows.exceptions``):
     ``WorkflowError``; ``WorkflowValidationError`` with ``ValidationTypeEnum`` and
     ``EdgeDuplicationError``, ``ExecutorDuplicationError``, ``TypeCompatibilityError``,
     ``GraphConnectivityError``, ``OutputDesignationError``; ``WorkflowRunError`` with
-    ``RunArgumentsError``, ``ConcurrentRunError``, ``WorkflowConvergenceError``; ``RequestError``
-    with ``UnknownRequestError``, ``RequestAlreadyAnsweredError``, ``ResponseTypeError``;
-    ``CheckpointError`` with ``CheckpointNotFoundError``, ``CheckpointEncodeError``,
-    ``CheckpointDecodeError``, ``CheckpointTypeError``, ``GraphMismatchError``,
-    ``CheckpointMigrationError``; and MAF's names
-    for the same families: ``WorkflowException``, ``WorkflowRunnerException``,
+    ``RunArgumentsError`` (and its ``InputTypeError``), ``ConcurrentRunError``,
+    ``WorkflowConvergenceError``, and for functional workflows ``StepReplayError`` and
+    ``ReservedStateKeyError``; ``RequestError`` with ``UnknownRequestError``,
+    ``RequestAlreadyAnsweredError``, ``ResponseTypeError``; ``CheckpointError`` with
+    ``CheckpointNotFoundError``, ``CheckpointEncodeError``, ``CheckpointDecodeError`` (and its
+    ``UnregisteredTypeError``),
+    ``CheckpointTypeError``, ``GraphMismatchError`` (and its functional ``StepMismatchError``),
+    ``CheckpointMigrationError``; and MAF's
+    names for the same families: ``WorkflowException``, ``WorkflowRunnerException``,
     ``WorkflowConvergenceException``, ``WorkflowCheckpointException``.
 """
 
-from .builder import WorkflowBuilder
+from typing import Any as _Any
+
+from .agent_observer import AgentObserver, observing
+from .builder import DEFAULT_MAX_ITERATIONS, WorkflowBuilder
 from .checkpoint import CheckpointID, CheckpointKind, WorkflowCheckpoint, WorkflowMessage
 from .context import WorkflowContext
 from .edges import (
@@ -79,13 +104,18 @@ from .exceptions import (
     ExecutorDuplicationError,
     GraphConnectivityError,
     GraphMismatchError,
+    InputTypeError,
     OutputDesignationError,
     RequestAlreadyAnsweredError,
     RequestError,
+    ReservedStateKeyError,
     ResponseTypeError,
     RunArgumentsError,
+    StepMismatchError,
+    StepReplayError,
     TypeCompatibilityError,
     UnknownRequestError,
+    UnregisteredTypeError,
     ValidationTypeEnum,
     WorkflowCheckpointException,
     WorkflowConvergenceError,
@@ -101,13 +131,66 @@ from .migration import CheckpointMigration, check_checkpoint_migration, migrate_
 from .registry import TypeRegistry, register_checkpoint_type, register_type
 from .result import WorkflowRunResult, WorkflowRunStream
 from .retention import PruneReport, prune
+from .run_kwargs import WorkflowInvocationKwargs
 from .storage import CheckpointStorage, FileCheckpointStorage, InMemoryCheckpointStorage
 from .subworkflow import SubWorkflowRequestMessage, SubWorkflowResponseMessage, WorkflowExecutor
 from .validation import validate_workflow_graph
 from .viz import WorkflowViz
 from .workflow import Workflow
 
+# isort: split
+# Last, on purpose: the graph module ``workflows.workflow`` is imported above, so from here on the
+# package attribute ``workflow`` is MAF's decorator (``from workflows import workflow``), and
+# no later first import of the module can put the module back in its place.
+from .functional import (
+    FunctionalWorkflow,
+    FunctionalWorkflowDefinition,
+    RunContext,
+    StepWrapper,
+    get_run_context,
+    step,
+    workflow,
+)
+
+# Agent names live in workflows.agents, which imports agent_framework: they are loaded when
+# first asked for, so a workflow without agents never pays for (or needs) MAF.
+_AGENT_NAMES = frozenset(
+    {
+        "AgentExecutor",
+        "AgentExecutorCheckpointState",
+        "AgentExecutorRequest",
+        "AgentExecutorResponse",
+        "WorkflowAgent",
+        "resolve_agent_id",
+    }
+)
+
+
+def __getattr__(name: str) -> _Any:
+    if name in _AGENT_NAMES:
+        from . import agents
+
+        value = getattr(agents, name)
+        globals()[name] = value
+        return value
+    if name == "FunctionalWorkflowAgent":
+        from .functional.agent import FunctionalWorkflowAgent
+
+        globals()[name] = FunctionalWorkflowAgent
+        return FunctionalWorkflowAgent
+    raise AttributeError(f"module 'workflows' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _AGENT_NAMES | {"FunctionalWorkflowAgent"})
+
+
 __all__ = [
+    "AgentExecutor",
+    "AgentExecutorCheckpointState",
+    "AgentExecutorRequest",
+    "AgentExecutorResponse",
+    "AgentObserver",
     "Case",
     "CheckpointDecodeError",
     "CheckpointEncodeError",
@@ -120,6 +203,7 @@ __all__ = [
     "CheckpointStorage",
     "CheckpointTypeError",
     "ConcurrentRunError",
+    "DEFAULT_MAX_ITERATIONS",
     "Default",
     "EVENT_KINDS",
     "Edge",
@@ -132,18 +216,27 @@ __all__ = [
     "FanOutEdgeGroup",
     "FileCheckpointStorage",
     "FunctionExecutor",
+    "FunctionalWorkflow",
+    "FunctionalWorkflowAgent",
+    "FunctionalWorkflowDefinition",
     "GraphConnectivityError",
     "GraphMismatchError",
     "INTERNAL_SOURCE_ID",
     "InMemoryCheckpointStorage",
+    "InputTypeError",
     "OutputDesignationError",
     "PruneReport",
     "RequestAlreadyAnsweredError",
     "RequestError",
     "RequestInfoEvent",
+    "ReservedStateKeyError",
     "ResponseTypeError",
     "RunArgumentsError",
+    "RunContext",
     "SingleEdgeGroup",
+    "StepMismatchError",
+    "StepReplayError",
+    "StepWrapper",
     "SubWorkflowRequestMessage",
     "SubWorkflowResponseMessage",
     "SwitchCaseEdgeGroup",
@@ -152,8 +245,10 @@ __all__ = [
     "TypeCompatibilityError",
     "TypeRegistry",
     "UnknownRequestError",
+    "UnregisteredTypeError",
     "ValidationTypeEnum",
     "Workflow",
+    "WorkflowAgent",
     "WorkflowBuilder",
     "WorkflowCheckpoint",
     "WorkflowCheckpointException",
@@ -167,6 +262,7 @@ __all__ = [
     "WorkflowEventType",
     "WorkflowException",
     "WorkflowExecutor",
+    "WorkflowInvocationKwargs",
     "WorkflowMessage",
     "WorkflowRunError",
     "WorkflowRunResult",
@@ -177,11 +273,16 @@ __all__ = [
     "WorkflowViz",
     "check_checkpoint_migration",
     "executor",
+    "get_run_context",
     "handler",
     "migrate_checkpoint",
+    "observing",
     "prune",
     "register_checkpoint_type",
     "register_type",
+    "resolve_agent_id",
     "response_handler",
+    "step",
     "validate_workflow_graph",
+    "workflow",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, Self
 
@@ -22,6 +23,7 @@ from .edges import (
 from .exceptions import ExecutorDuplicationError, OutputDesignationError, WorkflowValidationError
 from .executor import Executor
 from .graph import Graph
+from .validation import validate_graph
 
 if TYPE_CHECKING:
     from .storage.protocol import CheckpointStorage
@@ -99,6 +101,9 @@ class WorkflowBuilder:
             intermediate_output_from, ("all", "all_other"), "intermediate_output_from"
         )
         self._executors: dict[str, Executor] = {}
+        # id() of each agent passed in -> its AgentExecutor; the agents are kept alive by the
+        # wrappers, so an id is never reused while the builder lives.
+        self._agent_wrappers: dict[int, Executor] = {}
         self._groups: list[EdgeGroup] = []
         self._start = self._add(start_executor)
         self._name = name
@@ -106,7 +111,7 @@ class WorkflowBuilder:
         self._max_iterations = max_iterations
         self._storage = checkpoint_storage
 
-    def _add(self, executor: Executor | str) -> str:
+    def _add(self, executor: Executor | str | Any) -> str:
         if isinstance(executor, str):
             if executor not in self._executors:
                 raise WorkflowValidationError(
@@ -114,12 +119,40 @@ class WorkflowBuilder:
                 )
             return executor
         if not isinstance(executor, Executor):
-            raise WorkflowValidationError(f"{executor!r} is not an Executor")
+            executor = self._wrap_agent(executor)
         known = self._executors.get(executor.id)
         if known is not None and known is not executor:
             raise ExecutorDuplicationError(executor.id)
         self._executors[executor.id] = executor
         return executor.id
+
+    def _wrap_agent(self, candidate: Any) -> Executor:
+        """An agent's ``AgentExecutor``, the same one each time the same agent is passed (as
+        in MAF, one executor per agent instance, its id the agent's name or id).
+
+        Raises:
+            WorkflowValidationError: ``candidate`` is neither an executor nor an agent.
+            ExecutorDuplicationError: another executor already has the agent's id.
+        """
+        wrapper = self._agent_wrappers.get(id(candidate))
+        if wrapper is not None:
+            return wrapper
+        if not _is_agent(candidate):
+            raise WorkflowValidationError(
+                f"{candidate!r} is not an Executor or an agent (SupportsAgentRun)"
+            )
+        from .agents.executor import AgentExecutor, resolve_agent_id
+
+        executor_id = resolve_agent_id(candidate)
+        if executor_id in self._executors:
+            raise ExecutorDuplicationError(
+                executor_id,
+                f"Duplicate executor ID {executor_id!r} from agent. Agent IDs or names must be "
+                "unique within a workflow.",
+            )
+        wrapper = AgentExecutor(candidate, id=executor_id)
+        self._agent_wrappers[id(candidate)] = wrapper
+        return wrapper
 
     def add_edge(
         self, source: Executor | str, target: Executor | str, condition: Condition | None = None
@@ -213,7 +246,7 @@ class WorkflowBuilder:
             output_executor_ids=outputs,
             intermediate_executor_ids=intermediates,
         )
-        graph.validate()
+        validate_graph(graph)
         graph.register_types()
         name = self._name or f"{self._start}-{graph.signature_hash[:10]}"
         return Workflow(
@@ -264,11 +297,27 @@ class WorkflowBuilder:
                 ids.append(item.id)
             elif isinstance(item, str):
                 ids.append(item)
+            elif id(item) in self._agent_wrappers:
+                ids.append(self._agent_wrappers[id(item)].id)
+            elif _is_agent(item):
+                from .agents.executor import resolve_agent_id
+
+                ids.append(resolve_agent_id(item))
             else:
                 raise OutputDesignationError(
                     f"designations list executors or executor ids, not {type(item).__name__}"
                 )
         return ids
+
+
+def _is_agent(candidate: Any) -> bool:
+    """Whether ``candidate`` has MAF's agent shape. Nothing can be one unless MAF is loaded, so
+    a workflow without agents never imports it."""
+    if "agent_framework" not in sys.modules:
+        return False
+    from agent_framework import SupportsAgentRun
+
+    return isinstance(candidate, SupportsAgentRun)
 
 
 def _selection(value: Any, literals: tuple[str, ...], param: str) -> Any:

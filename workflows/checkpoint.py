@@ -25,7 +25,9 @@ __all__ = [
     "resolve_type_name",
 ]
 
-CHECKPOINT_FORMAT_VERSION = "1"
+# MAF's default; documents written as "1" before it was adopted read the same.
+CHECKPOINT_FORMAT_VERSION = "1.0"
+_READABLE_VERSIONS = frozenset({"1", CHECKPOINT_FORMAT_VERSION})
 
 # MAF's name for a checkpoint id, for annotations.
 type CheckpointID = str
@@ -56,7 +58,9 @@ class CheckpointKind(enum.StrEnum):
     """Why a checkpoint was written (``metadata["kind"]``): before the first superstep, after a
     superstep, when answers were delivered, when a lineage was forked, when a checkpoint was
     moved onto a changed graph (``migrate_checkpoint``), or the in-memory snapshot of a
-    sub-workflow inside its parent's checkpoint."""
+    sub-workflow inside its parent's checkpoint. Functional workflows write one after each step
+    that computed its result (``step``) and one when a run call ends, finished or waiting for
+    answers (``idle``)."""
 
     ENTRY = "entry"
     SUPERSTEP = "superstep"
@@ -64,9 +68,11 @@ class CheckpointKind(enum.StrEnum):
     FORK = "fork"
     MIGRATION = "migration"
     SUB_WORKFLOW = "sub_workflow"
+    STEP = "step"
+    IDLE = "idle"
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class WorkflowMessage:
     """A message in flight: sent in one superstep, delivered in the next.
 
@@ -89,6 +95,15 @@ class WorkflowMessage:
     @property
     def original_request_info_event(self) -> RequestInfoEvent | None:
         return self.request
+
+    def __repr__(self) -> str:
+        # MAF's text, with its field names (samples print checkpoints' messages); the trace
+        # context travels in the checkpoint's metadata here, not on each message.
+        return (
+            f"WorkflowMessage(data={self.data!r}, source_id={self.source_id!r}, "
+            f"target_id={self.target_id!r}, type={self.type!r}, trace_contexts=None, "
+            f"source_span_ids=None, original_request_info_event={self.request!r})"
+        )
 
     def to_dict(self, *, registry: TypeRegistry = default_registry) -> dict[str, Any]:
         """JSON-safe form with MAF's keys (``data`` and the request through the codec)."""
@@ -148,7 +163,7 @@ class WorkflowCheckpoint:
         executor_states: what each executor's ``on_checkpoint_save()`` returned.
         edge_states: fan-in buffers, by edge group, by source.
         pending_request_info_events: unanswered requests by id.
-        answered_request_ids: requests answered earlier in this lineage (answering twice is refused).
+        answered_request_ids: requests answered before in this lineage (a second answer is refused).
         graph_signature: the topology itself, so a mismatch can say what changed.
         metadata: free-form, JSON-friendly notes (the engine records the superstep's kind).
         version: checkpoint format version.
@@ -156,7 +171,7 @@ class WorkflowCheckpoint:
 
     workflow_name: str
     graph_signature_hash: str
-    checkpoint_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    checkpoint_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     run_id: str = ""
     previous_checkpoint_id: str | None = None
     timestamp: str = field(default_factory=now_timestamp)
@@ -233,7 +248,7 @@ class WorkflowCheckpoint:
         """
         if not isinstance(data, dict):
             raise CheckpointDecodeError("a checkpoint must be a JSON object")
-        if data.get("version") != CHECKPOINT_FORMAT_VERSION:
+        if data.get("version") not in _READABLE_VERSIONS:
             raise CheckpointDecodeError(
                 f"unsupported checkpoint format version {data.get('version')!r}"
             )
@@ -296,7 +311,9 @@ def _check_shapes(data: dict[str, Any]) -> None:
     """Refuse a document whose fields have the wrong JSON shape before decoding anything."""
     count = data.get("iteration_count")
     if type(count) is not int or count < 0:
-        raise CheckpointDecodeError("checkpoint field 'iteration_count' must be a non-negative integer")
+        raise CheckpointDecodeError(
+            "checkpoint field 'iteration_count' must be a non-negative integer"
+        )
     for key, kind in _SHAPES.items():
         if key in data and not isinstance(data[key], kind):
             names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))

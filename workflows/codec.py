@@ -4,7 +4,8 @@ Plain JSON values stay as they are. Everything else becomes a tagged object ``{"
 
     datetime, date, time, timedelta, decimal, uuid, bytes, tuple, set, frozenset, float (NaN/inf),
     str (with NUL characters, which PostgreSQL's jsonb refuses), dict (non-string keys, or a user
-    dict that itself holds "$t"), enum and model (dataclasses and pydantic models)
+    dict that itself holds "$t"), enum and model (dataclasses and pydantic models), and agent
+    (Microsoft Agent Framework's chat types, a closed list: ``workflows.chat_types``)
 
 Enums and models are looked up by name in a ``TypeRegistry``; the decoder never imports anything.
 Because a user dict containing "$t" is always wrapped in the "dict" tag, data cannot turn into a
@@ -32,9 +33,15 @@ from collections.abc import Callable
 from itertools import chain, repeat
 from typing import Any
 
-from . import fast_json
-from .exceptions import CheckpointDecodeError, CheckpointEncodeError
-from .registry import AllowedTypes, TypeRegistry, default_registry, is_pydantic_model
+from . import chat_types, fast_json
+from .exceptions import CheckpointDecodeError, CheckpointEncodeError, UnregisteredTypeError
+from .registry import (
+    AllowedTypes,
+    TypeRegistry,
+    default_registry,
+    is_pydantic_model,
+    is_restorable_class,
+)
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -113,7 +120,11 @@ def _plain_float(value: float) -> bool:
     """Floats that survive every JSON store as floats. NaN and infinities are not JSON;
     PostgreSQL's jsonb keeps numbers as decimals, so -0.0 loses its sign and 1e16 comes back
     as the integer 10000000000000000. Those are tagged with their exact text instead."""
-    return math.isfinite(value) and abs(value) < 1e16 and not (value == 0.0 and math.copysign(1.0, value) < 0)
+    return (
+        math.isfinite(value)
+        and abs(value) < 1e16
+        and not (value == 0.0 and math.copysign(1.0, value) < 0)
+    )
 
 
 def _all_plain(values: Any) -> bool:
@@ -220,10 +231,33 @@ def _encode_object(value: Any, registry: TypeRegistry) -> Any:
         else:
             fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
         return {TAG: "model", "name": name, "v": _encode_dict(fields, registry)}
+    chat_name = chat_types.chat_type_name(cls)
+    if chat_name is not None:
+        # Looked up once per class: later values of it go straight through _ENCODERS.
+        def encode_chat(value: Any, registry: TypeRegistry) -> Any:
+            try:
+                return chat_types.encode_chat_value(
+                    value,
+                    chat_name,
+                    lambda fields: _encode_dict(fields, registry),
+                    lambda cls: _register_if_restorable(registry, cls),
+                )
+            except _EncodeFailure:
+                raise
+            except Exception as exc:  # MAF's to_dict refusing (a session state type, ...)
+                raise _EncodeFailure(f"agent {chat_name} could not be stored: {exc}") from exc
+
+        _ENCODERS[cls] = encode_chat
+        return encode_chat(value, registry)
     raise _EncodeFailure(
         f"{cls.__module__}.{cls.__qualname__} cannot be stored in a checkpoint; use JSON types, "
         "datetime/Decimal/UUID/bytes/tuple/set, or a registered dataclass, pydantic model or Enum"
     )
+
+
+def _register_if_restorable(registry: TypeRegistry, cls: type) -> None:
+    if is_restorable_class(cls):
+        registry.register(cls)
 
 
 def _unregistered(cls: type) -> str:
@@ -330,10 +364,20 @@ def _decode_tag(data: dict[str, Any], registry: TypeRegistry, depth: int) -> Any
             isinstance(pair, list) and len(pair) == 2 for pair in value
         ):
             raise CheckpointDecodeError("malformed 'dict' tag")
-        return {
-            _decode(k, registry, depth - 1): _decode(v, registry, depth - 1) for k, v in value
-        }
+        return {_decode(k, registry, depth - 1): _decode(v, registry, depth - 1) for k, v in value}
+    if tag == chat_types.TAG_NAME:
+        return _decode_chat(data, registry, depth)
     return _decode_named(tag, data, registry, depth)
+
+
+def _decode_chat(data: dict[str, Any], registry: TypeRegistry, depth: int) -> Any:
+    name, value = data["name"], data["v"]
+    if not isinstance(name, str) or not isinstance(value, dict):
+        raise CheckpointDecodeError("malformed 'agent' tag")
+    fields = _decode(value, registry, depth - 1)
+    if not isinstance(fields, dict) or not all(isinstance(k, str) for k in fields):
+        raise CheckpointDecodeError(f"malformed 'agent' tag for {name!r}")
+    return chat_types.decode_chat_value(name, fields)
 
 
 def _decode_named(tag: str, data: dict[str, Any], registry: TypeRegistry, depth: int) -> Any:
@@ -341,7 +385,7 @@ def _decode_named(tag: str, data: dict[str, Any], registry: TypeRegistry, depth:
     cls = registry.resolve(name) if isinstance(name, str) else None
     if cls is None:
         reason = registry.why_unknown(name) if isinstance(name, str) else "which is not a name"
-        raise CheckpointDecodeError(f"checkpoint names type {name!r}, {reason}")
+        raise UnregisteredTypeError(f"checkpoint names type {name!r}, {reason}")
     value = data["v"]
     if tag == "enum":
         if not (isinstance(cls, type) and issubclass(cls, enum.Enum)) or not isinstance(value, str):
@@ -410,6 +454,7 @@ _TAG_SHAPES: dict[str, set[str]] = {
     **{tag: {TAG, "v"} for tag in ("str", "timedelta", "tuple", "set", "frozenset", "dict")},
     "enum": {TAG, "name", "v"},
     "model": {TAG, "name", "v"},
+    chat_types.TAG_NAME: {TAG, "name", "v"},
 }
 
 
@@ -522,7 +567,9 @@ def loads(text: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
         except UnicodeDecodeError as exc:
             raise CheckpointDecodeError(f"checkpoint document is not UTF-8: {exc}") from None
     try:
-        data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_no_duplicate_keys)
+        data = json.loads(
+            text, parse_constant=_refuse_constant, object_pairs_hook=_no_duplicate_keys
+        )
     except CheckpointDecodeError:
         raise
     except RecursionError:

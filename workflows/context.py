@@ -5,16 +5,50 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any, Generic, Never
+from typing import Any, Generic, Never, Protocol
 
 from typing_extensions import TypeVar
 
+from . import run_kwargs
 from .events import RESERVED_EVENT_TYPES, WorkflowEvent, WorkflowEventSource
 from .exceptions import WorkflowRunError
 from .typecheck import is_instance_of
 
-if TYPE_CHECKING:
-    from .runtime import SuperstepScope
+
+class Superstep(Protocol):
+    """What a handler's context needs of the superstep it runs in. The engine's superstep
+    (``runtime.SuperstepScope``) provides it; the context knows no more of the run than this."""
+
+    streaming: bool
+    iteration: int
+    committed_state: dict[str, Any]
+
+    @property
+    def tools(self) -> list[Any] | None: ...
+
+    @property
+    def run_kwargs(self) -> dict[str, Any]: ...
+
+    @property
+    def executor_ids(self) -> set[str]: ...
+
+    @property
+    def agent_names(self) -> dict[str, str]: ...
+
+    def staged_state(self, executor_id: str) -> dict[str, Any]: ...
+
+    def send(self, executor_id: str, data: Any, target_id: str | None) -> None: ...
+
+    def emit(self, event: WorkflowEvent) -> None: ...
+
+    def request_info(
+        self, executor_id: str, request_id: str, data: Any, response_type: Any
+    ) -> None: ...
+
+    def classify_yield(self, executor_id: str) -> str | None: ...
+
+    def accepts_request(self, executor_id: str, data: Any, response_type: Any) -> bool: ...
+
 
 __all__ = ["SharedState", "WorkflowContext"]
 
@@ -49,7 +83,7 @@ class WorkflowContext(Generic[OutT, WorkflowOutT]):
 
     def __init__(
         self,
-        scope: SuperstepScope,
+        scope: Superstep,
         executor_id: str,
         source_ids: list[str],
         out_types: tuple[Any, ...] | None,
@@ -91,6 +125,31 @@ class WorkflowContext(Generic[OutT, WorkflowOutT]):
     def is_streaming(self) -> bool:
         return self._scope.streaming
 
+    # ------------------------------------------------------------------------- agent arguments
+
+    def get_runtime_tools(self) -> list[Any] | None:
+        """The tools ``run(tools=...)`` gave this run's agents (None when it gave none)."""
+        return self._scope.tools
+
+    def agent_run_kwargs(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """What this executor's agent passes to its tools and to its chat client: its share of
+        ``run(function_invocation_kwargs=..., client_kwargs=...)`` (see ``workflows.run_kwargs``).
+
+        Raises:
+            RunArgumentsError: the arguments target this executor twice (by id and by name).
+        """
+        given = self._scope.run_kwargs
+        ids, names = self._scope.executor_ids, self._scope.agent_names
+        function_kwargs, client_kwargs = (
+            run_kwargs.for_executor(given.get(kind), kind, self._executor_id, ids, names)
+            for kind in run_kwargs.KWARG_KINDS
+        )
+        return function_kwargs, client_kwargs
+
+    def parent_run_kwargs(self) -> dict[str, Any]:
+        """The run's agent arguments as its caller gave them, for a sub-workflow's run."""
+        return dict(self._scope.run_kwargs)
+
     async def send_message(self, message: OutT, target_id: str | None = None) -> None:
         """Send ``message`` along this executor's edges; it is delivered in the next superstep.
 
@@ -104,7 +163,9 @@ class WorkflowContext(Generic[OutT, WorkflowOutT]):
         if self._out_types is not None and not any(
             is_instance_of(message, t) for t in self._out_types
         ):
-            declared = ", ".join(getattr(t, "__name__", repr(t)) for t in self._out_types) or "nothing"
+            declared = (
+                ", ".join(getattr(t, "__name__", repr(t)) for t in self._out_types) or "nothing"
+            )
             self._warn(
                 f"executor {self._executor_id!r} sent a {type(message).__name__}, but its handler "
                 f"declares it sends {declared}"
@@ -120,7 +181,7 @@ class WorkflowContext(Generic[OutT, WorkflowOutT]):
         if self._yielded is None:
             self._yielded = []
         self._yielded.append(output)
-        kind = self._scope.graph.classify_yield(self._executor_id)
+        kind = self._scope.classify_yield(self._executor_id)
         if kind is not None:
             self._scope.emit(WorkflowEvent(kind, data=output, executor_id=self._executor_id))
 
@@ -211,11 +272,10 @@ class WorkflowContext(Generic[OutT, WorkflowOutT]):
         MAF) with a ``warning``, and its answer will be dropped with another.
 
         Returns:
-            The request id (``request_id`` if given, else a new uuid4 hex).
+            The request id (``request_id`` if given, else a new uuid4 string, as in MAF).
         """
-        rid = request_id or uuid.uuid4().hex
-        executor = self._scope.graph.executors[self._executor_id]
-        if not executor.accepts_request(request_data, response_type):
+        rid = request_id or str(uuid.uuid4())
+        if not self._scope.accepts_request(self._executor_id, request_data, response_type):
             self._warn(
                 f"executor {self._executor_id!r} asked for a "
                 f"{getattr(response_type, '__name__', response_type)} answer to a "

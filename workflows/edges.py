@@ -1,7 +1,7 @@
 """Edge groups: how a message from one executor reaches others.
 
 Each group answers one question for a message — which of its targets should receive it — and
-the router (``routing.py``) applies the type checks and the fan-in barrier around that.
+the runtime (``runtime.py``) applies the type checks and the fan-in barrier around that.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ async def _call(func: Callable[..., Any], *args: Any) -> Any:
 
 @dataclass(frozen=True)
 class Case:
-    """A branch of a switch-case group: messages for which ``condition`` is true go to ``target``."""
+    """A switch-case branch: messages for which ``condition`` is true go to ``target``."""
 
     condition: Condition
     target: Any

@@ -35,6 +35,7 @@ __all__ = [
 
 DataT = TypeVar("DataT", default=Any)
 
+
 @dataclass(frozen=True, slots=True)
 class EventKind:
     """One entry of the event catalogue: what an event of this type means and carries.
@@ -59,28 +60,60 @@ _KINDS = (
     EventKind("started", "the run began (streams only; results leave it out)"),
     EventKind("status", "the run changed state", fields=("state",)),
     EventKind("failed", "the run failed; the exception is re-raised", "ErrorDetails", ("details",)),
-    EventKind("output", "a designated executor yielded a workflow output", "the output",
-              ("executor_id",)),
-    EventKind("intermediate", "an intermediate executor yielded a value", "the value",
-              ("executor_id",)),
-    EventKind("request_info", "an executor asked for outside input (RequestInfoEvent)",
-              "the request", ("executor_id", "iteration", "request_id", "source_executor_id",
-                              "request_type", "response_type")),
+    EventKind(
+        "output", "a designated executor yielded a workflow output", "the output", ("executor_id",)
+    ),
+    EventKind(
+        "intermediate", "an intermediate executor yielded a value", "the value", ("executor_id",)
+    ),
+    EventKind(
+        "request_info",
+        "an executor asked for outside input (RequestInfoEvent)",
+        "the request",
+        (
+            "executor_id",
+            "iteration",
+            "request_id",
+            "source_executor_id",
+            "request_type",
+            "response_type",
+        ),
+    ),
     EventKind("superstep_started", "a superstep began", fields=("iteration",)),
-    EventKind("superstep_completed", "a superstep ended and its checkpoint was saved",
-              fields=("iteration", "checkpoint_id")),
-    EventKind("executor_invoked", "a handler was called", "the message it got",
-              ("executor_id", "iteration")),
-    EventKind("executor_completed", "a handler returned",
-              "what it sent then yielded (None if nothing)", ("executor_id", "iteration")),
-    EventKind("executor_failed", "a handler raised", "ErrorDetails",
-              ("executor_id", "iteration", "details")),
+    EventKind(
+        "superstep_completed",
+        "a superstep ended and its checkpoint was saved",
+        fields=("iteration", "checkpoint_id"),
+    ),
+    EventKind(
+        "executor_invoked",
+        "a handler was called",
+        "the message it got",
+        ("executor_id", "iteration"),
+    ),
+    EventKind(
+        "executor_completed",
+        "a handler returned",
+        "what it sent then yielded (None if nothing)",
+        ("executor_id", "iteration"),
+    ),
+    EventKind(
+        "executor_failed",
+        "a handler raised",
+        "ErrorDetails",
+        ("executor_id", "iteration", "details"),
+    ),
     EventKind("executor_bypassed", "an executor was skipped", "", ("executor_id",)),
-    EventKind("warning", "something was dropped or looks wrong; the run goes on", "the text",
-              reserved=False),
+    EventKind(
+        "warning",
+        "something was dropped or looks wrong; the run goes on",
+        "the text",
+        reserved=False,
+    ),
     EventKind("error", "a non-fatal error", "the exception", reserved=False),
-    EventKind("data", "MAF's deprecated executor data event", "the data", ("executor_id",),
-              reserved=False),
+    EventKind(
+        "data", "MAF's deprecated executor data event", "the data", ("executor_id",), reserved=False
+    ),
 )
 
 EVENT_KINDS: Mapping[str, EventKind] = MappingProxyType({k.type: k for k in _KINDS})
@@ -204,17 +237,20 @@ class WorkflowEvent(Generic[DataT]):
     origin: WorkflowEventSource = WorkflowEventSource.FRAMEWORK
 
     def __repr__(self) -> str:
-        # Only the fields that say something: printing a run's events must stay readable.
+        # MAF's text, field for field: samples print events, and must print the same.
         parts = [f"type={self.type!r}"]
-        for name in ("state", "executor_id", "iteration", "checkpoint_id", "request_id"):
-            value = getattr(self, name, None)
-            if value is not None and value != "":
-                parts.append(f"{name}={value.value if name == 'state' else value!r}")
+        if self.state is not None:
+            parts.append(f"state={self.state.value}")
+        if self.executor_id is not None:
+            parts.append(f"executor_id={self.executor_id!r}")
+        if self.iteration is not None:
+            parts.append(f"iteration={self.iteration}")
+        request_id = getattr(self, "request_id", None)
+        if request_id is not None:
+            parts.append(f"request_id={request_id!r}")
         if self.data is not None:
             parts.append(f"data={self.data!r}")
-        if self.details is not None:
-            parts.append(f"details={self.details.error_type}: {self.details.message}")
-        return f"{type(self).__name__}({', '.join(parts)})"
+        return f"WorkflowEvent({', '.join(parts)})"
 
     # ------------------------------------------------------------------ factories (MAF's names)
 

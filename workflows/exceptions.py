@@ -8,19 +8,24 @@
     │   ├── GraphConnectivityError                 an executor the start cannot reach
     │   └── OutputDesignationError                 output_from / intermediate_output_from misused
     ├── WorkflowRunError                           a run that cannot start or go on
-    │   ├── RunArgumentsError (also ValueError)    run() called with a contradictory set of arguments
-    │   ├── ConcurrentRunError                     a second run on an instance that is still running
-    │   └── WorkflowConvergenceError               max_iterations reached with messages still queued
+    │   ├── RunArgumentsError (also ValueError)    run() called with contradictory arguments
+    │   │   └── InputTypeError (also RuntimeError) the start executor takes no such input
+    │   ├── ConcurrentRunError (also RuntimeError) a second run on an instance that is still running
+    │   ├── WorkflowConvergenceError               max_iterations reached with messages still queued
+    │   ├── StepReplayError (also ValueError)      a @step call that cannot be replayed safely
+    │   └── ReservedStateKeyError (also ValueError) a RunContext state key starting with "_"
     ├── RequestError (also ValueError)             answers to human-in-the-loop requests
     │   ├── UnknownRequestError                    no pending request has that id
     │   ├── RequestAlreadyAnsweredError            the request was answered before
     │   └── ResponseTypeError (also TypeError)     the answer is not of the declared response type
     └── CheckpointError
         ├── CheckpointNotFoundError (also KeyError) a storage has no checkpoint with that id
-        ├── CheckpointEncodeError (also TypeError)  a value the codec could not restore, refused at save
+        ├── CheckpointEncodeError (also TypeError)  a value the codec cannot restore, refused
         ├── CheckpointDecodeError (also ValueError) a stored document that is malformed or hostile
-        ├── CheckpointTypeError (also TypeError)    an allowed/registered type the codec cannot rebuild
+        │   └── UnregisteredTypeError              it names a type this process cannot rebuild
+        ├── CheckpointTypeError (also TypeError)    a listed type the codec cannot rebuild
         └── GraphMismatchError                      the checkpoint was written by a different graph
+            └── StepMismatchError (also ValueError) ... or by different functional-workflow code
 
 The builtin second bases let callers who only know Python's vocabulary (``except ValueError``)
 catch what they expect, while ``except WorkflowError`` catches everything the engine means.
@@ -47,13 +52,18 @@ __all__ = [
     "ExecutorDuplicationError",
     "GraphConnectivityError",
     "GraphMismatchError",
+    "InputTypeError",
     "OutputDesignationError",
     "RequestAlreadyAnsweredError",
     "RequestError",
+    "ReservedStateKeyError",
     "ResponseTypeError",
     "RunArgumentsError",
+    "StepMismatchError",
+    "StepReplayError",
     "TypeCompatibilityError",
     "UnknownRequestError",
+    "UnregisteredTypeError",
     "ValidationTypeEnum",
     "WorkflowCheckpointException",
     "WorkflowConvergenceError",
@@ -119,9 +129,10 @@ class EdgeDuplicationError(WorkflowValidationError):
 class ExecutorDuplicationError(WorkflowValidationError):
     """Two different executor objects were given the same id."""
 
-    def __init__(self, executor_id: str) -> None:
+    def __init__(self, executor_id: str, message: str | None = None) -> None:
         super().__init__(
-            f"two different executors share the id {executor_id!r}; give each a unique id",
+            message
+            or f"two different executors share the id {executor_id!r}; give each a unique id",
             ValidationTypeEnum.EXECUTOR_DUPLICATION,
         )
         self.executor_id = executor_id
@@ -174,12 +185,38 @@ class RunArgumentsError(WorkflowRunError, ValueError):
     """``run()`` got arguments that contradict each other (e.g. a message and a checkpoint id)."""
 
 
-class ConcurrentRunError(WorkflowRunError):
-    """A workflow instance runs one run at a time."""
+class InputTypeError(RunArgumentsError, RuntimeError):
+    """The start executor has no handler for the run's input. MAF raises ``RuntimeError`` here,
+    so code catching that ports unchanged; it is also a ``RunArgumentsError``."""
+
+
+class ConcurrentRunError(WorkflowRunError, RuntimeError):
+    """A workflow instance runs one run at a time. MAF raises ``RuntimeError`` here (graph and
+    functional workflows alike), so code catching that ports unchanged."""
 
 
 class WorkflowConvergenceError(WorkflowRunError):
     """The run reached ``max_iterations`` supersteps while messages were still queued."""
+
+
+class StepReplayError(WorkflowRunError, ValueError):
+    """A ``@step`` call of a functional workflow cannot be paired with its saved result safely.
+
+    Raised when a call cannot be identified (concurrent calls whose arguments or captured state
+    cannot be fingerprinted, which need ``@step(replay_key=...)``), when a ``replay_key`` is
+    empty or repeats within one run, when a step's defaults changed after decoration, or when a
+    result cannot be kept for a replay (``Cannot checkpoint ...``). ``step_name`` names the step.
+    MAF raises ``ValueError`` in these cases; this is one.
+    """
+
+    def __init__(self, message: str, step_name: str | None = None) -> None:
+        super().__init__(message)
+        self.step_name = step_name
+
+
+class ReservedStateKeyError(WorkflowRunError, ValueError):
+    """``RunContext.set_state`` was given a key starting with ``_``: functional checkpoints keep
+    the engine's own records there (``_functional``)."""
 
 
 class RequestError(WorkflowError, ValueError):
@@ -217,6 +254,12 @@ class CheckpointDecodeError(CheckpointError, ValueError):
     """A stored document is malformed, too large, too deep or names a type that is not allowed."""
 
 
+class UnregisteredTypeError(CheckpointDecodeError):
+    """An intact document names a type this process has not registered (or a chat type when the
+    agent layer is not installed). Unlike a damaged file, it is not passed over: reading an
+    older checkpoint instead would run again what the newer one had done."""
+
+
 class CheckpointTypeError(CheckpointError, TypeError):
     """A type offered to the checkpoint registry (``register_type``, ``allowed_checkpoint_types``,
     ``allowed_types=``) that the codec cannot rebuild: not a dataclass, pydantic model or Enum,
@@ -225,6 +268,23 @@ class CheckpointTypeError(CheckpointError, TypeError):
 
 class GraphMismatchError(CheckpointError):
     """The checkpoint was written by a workflow graph that differs from this one."""
+
+
+class StepMismatchError(GraphMismatchError, ValueError):
+    """A functional workflow's checkpoint (or paused run) was written by code that differs from
+    the code running now, so its saved step results no longer pair with the calls this code
+    makes. Nothing is replayed: a stale result is never handed to a changed call.
+
+    ``workflow_name`` names the workflow; ``changed`` names what differs (``step 'draft'``,
+    ``function 'app.flows.review'``), empty when the checkpoint does not say.
+    """
+
+    def __init__(
+        self, message: str, *, workflow_name: str = "", changed: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(message)
+        self.workflow_name = workflow_name
+        self.changed = changed
 
 
 class CheckpointMigrationError(CheckpointError):

@@ -48,8 +48,7 @@ def _dispatch_is_cacheable(types_: list[Any]) -> bool:
     """A handler table whose types are all plain classes (or unions of them) picks its handler
     from ``type(message)`` alone, so the choice can be cached per message class."""
     return all(
-        all(isinstance(t, type) and not typing.get_args(t) for t in flatten_union(tp))
-        or tp is Any
+        all(isinstance(t, type) and not typing.get_args(t) for t in flatten_union(tp)) or tp is Any
         for tp in types_
     )
 
@@ -70,6 +69,10 @@ class Executor:
     Raises:
         WorkflowValidationError: an empty id, no handlers, or two handlers for the same type.
     """
+
+    # An executor that always sends its result on, whether or not an edge takes it (an agent
+    # executor), sets this: at the graph's end those messages are dropped without a warning.
+    ends_chains_quietly: bool = False
 
     def __init__(
         self,
@@ -321,6 +324,14 @@ class Executor:
             ):
                 return True
         return False
+
+    def check_response(self, request: Any, response: Any) -> None:
+        """Refuse an answer to one of this executor's requests before the run accepts it (the
+        request then stays pending). Accepts every answer of the declared type by default.
+
+        Raises:
+            Exception: any exception, which ``run(responses=...)`` raises unchanged.
+        """
 
     def response_type_for(self, request: Any) -> Any:
         for spec in self.response_handler_specs:

@@ -103,7 +103,7 @@ def _native(value: Any, encoding: bool) -> bool:
 
 
 def _same_floats(floats: list[float], encoding: bool) -> bool:
-    """Floats both libraries write alike (and, when ``encoding``, that the codec leaves untagged)."""
+    """Floats both libraries write alike (and, when ``encoding``, the codec leaves untagged)."""
     if not all(map(math.isfinite, floats)):
         return False
     sizes = list(map(abs, floats))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -42,6 +43,26 @@ class Graph:
         canonical = json.dumps(self.signature, sort_keys=True, separators=(",", ":"))
         self.signature_hash = hashlib.sha256(canonical.encode()).hexdigest()
 
+    @functools.cached_property
+    def executor_ids(self) -> set[str]:
+        return set(self.executors)
+
+    @functools.cached_property
+    def agent_names(self) -> dict[str, str]:
+        """Agent name -> executor id for agent executors whose agent's name is not an executor
+        id of its own, and is held by one executor only (the names ``run()``'s agent arguments
+        may target)."""
+        names: dict[str, str] = {}
+        twice: set[str] = set()
+        for executor_id, executor in self.executors.items():
+            name = getattr(getattr(executor, "agent", None), "name", None)
+            if not isinstance(name, str) or not name or name in self.executors:
+                continue
+            if name in names:
+                twice.add(name)
+            names[name] = executor_id
+        return {name: eid for name, eid in names.items() if name not in twice}
+
     @property
     def fan_in_groups(self) -> list[EdgeGroup]:
         return [g for g in self.groups if g.kind == "fan_in"]
@@ -64,13 +85,6 @@ class Graph:
         return None
 
     # ------------------------------------------------------------------------------ validation
-
-    def validate(self) -> None:
-        """Refuse graphs that cannot work, naming the executors at fault; log what only looks
-        odd (see ``validation.py``)."""
-        from .validation import validate_graph
-
-        validate_graph(self)
 
     def register_types(self) -> None:
         """Every type the graph's handlers name may appear in its checkpoints."""

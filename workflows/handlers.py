@@ -211,8 +211,7 @@ def _resolve_one(value: Any, key: str, where: str, *namespaces: Mapping[str, Any
             raise WorkflowValidationError(f"{where}: {key}= {exc}") from exc
     if contains_typevar(value):
         raise WorkflowValidationError(
-            f"{where}: its {key} type {value!r} is an unresolved type variable; "
-            "give concrete types"
+            f"{where}: its {key} type {value!r} is an unresolved type variable; give concrete types"
         )
     return value
 

@@ -51,7 +51,8 @@ class WorkflowIntrospection:
     @property
     def edge_groups(self) -> list[EdgeGroup]:
         """Every edge group, the engine's own ``InternalEdgeGroup`` per executor included (as in
-        MAF); each has ``id``, ``type``, ``edges`` (``source_id``/``target_id``) and ``to_dict()``."""
+        MAF); each has ``id``, ``type``, ``edges`` (``source_id``/``target_id``) and
+        ``to_dict()``."""
         return self._graph.described_groups
 
     @property

@@ -146,7 +146,9 @@ def _blockers(checkpoint: WorkflowCheckpoint, graph: Graph) -> list[str]:
     for request_id, event in checkpoint.pending_request_info_events.items():
         executor = graph.executors.get(event.source_executor_id)
         if executor is None:
-            found.append(f"pending request {request_id}: executor {event.source_executor_id!r} was removed")
+            found.append(
+                f"pending request {request_id}: executor {event.source_executor_id!r} was removed"
+            )
         elif executor.response_type_for(event.data) is None:
             found.append(
                 f"pending request {request_id}: executor {event.source_executor_id!r} no longer "
@@ -166,7 +168,9 @@ def _executor_problem(executor_id: str, old_types: dict[str, Any], graph: Graph)
         return f"executor {executor_id!r}, now {_kind(after)} (was {_kind(before)})"
     if isinstance(before, dict) and isinstance(after, dict):
         # The wrapper's state is the child's own checkpoint, written by the old child graph.
-        inner = describe_signature_change(before.get("sub_workflow", {}), after.get("sub_workflow", {}))
+        inner = describe_signature_change(
+            before.get("sub_workflow", {}), after.get("sub_workflow", {})
+        )
         return f"sub-workflow {executor_id!r}, whose graph changed ({inner})"
     return None
 
@@ -186,7 +190,10 @@ def _message_lands(message: WorkflowMessage, graph: Graph) -> bool:
         for target_id in group.targets:
             if message.target_id is not None and target_id != message.target_id:
                 continue
-            if group.kind == "fan_in" or executors[target_id].find_handler(message.data) is not None:
+            if (
+                group.kind == "fan_in"
+                or executors[target_id].find_handler(message.data) is not None
+            ):
                 return True
     return False
 

@@ -7,7 +7,9 @@ exact but hard to read, and a diff of it reports paths such as ``$.state.order.v
 
 ``readable(value)`` rewrites it so the tree shows what the program holds, and loses nothing:
 
-* a model becomes its fields plus a ``"$model"`` key naming the class;
+* a model becomes its fields plus a ``"$model"`` key naming the class, and one of Microsoft Agent
+  Framework's chat types (a message, a content, a response...) its own fields plus an
+  ``"$agent"`` key naming the type (``{"$agent": "Message", "role": "user", "contents": [...]}``);
 * a dict with non-string keys becomes an object: int keys as their digits plus ``"$keys": "int"``;
   any other keys (floats, tuples, mixed) as ``{"$dict": [[key, value], ...]}``;
 * scalars the codec tags become one-key objects: ``{"$datetime": "2026-08-21T14:03:22+00:00"}``,
@@ -69,6 +71,8 @@ def _tagged(data: dict[str, Any], depth: int) -> Any:
     keys = set(data)
     if not isinstance(tag, str):
         return _UNKNOWN
+    if tag == "agent":
+        return _chat_value(data, inner)
     if tag in ("model", "enum"):
         if keys != {TAG, "name", "v"} or not isinstance(data["name"], str):
             return _UNKNOWN
@@ -94,6 +98,16 @@ def _tagged(data: dict[str, Any], depth: int) -> Any:
     if tag == "dict" and isinstance(inner, list) and all(_is_pair(p) for p in inner):
         return _readable_dict(inner, depth)
     return _UNKNOWN
+
+
+def _chat_value(data: dict[str, Any], fields: Any) -> Any:
+    if set(data) != {TAG, "name", "v"} or not isinstance(data["name"], str):
+        return _UNKNOWN
+    if not isinstance(fields, dict):
+        return _UNKNOWN
+    # MAF's own "type" key repeats the name ("message" for a Message); contents keep theirs.
+    shown = {_escape(k): readable(v) for k, v in fields.items() if k != "type"}
+    return {"$agent": data["name"], **shown}
 
 
 def _readable_dict(pairs: list[list[Any]], depth: int) -> Any:

@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .chat_types import chat_type_name
 from .exceptions import CheckpointTypeError
 
 __all__ = [
@@ -43,10 +44,36 @@ AllowedTypes = Iterable[str | type] | Mapping[str, type]
 # Types the codec stores with its own tags: listing them is accepted and changes nothing.
 _NATIVE_TYPES: frozenset[type] = frozenset(
     {
-        str, int, float, bool, type(None), bytes, bytearray, list, dict, tuple, set, frozenset,
-        dt.datetime, dt.date, dt.time, dt.timedelta, dt.timezone, decimal.Decimal, uuid.UUID,
+        str,
+        int,
+        float,
+        bool,
+        type(None),
+        bytes,
+        bytearray,
+        list,
+        dict,
+        tuple,
+        set,
+        frozenset,
+        dt.datetime,
+        dt.date,
+        dt.time,
+        dt.timedelta,
+        dt.timezone,
+        decimal.Decimal,
+        uuid.UUID,
+        # Annotations such as list[Message] (a request's response type): stored as type
+        # descriptions. MAF 1.23 code lists "types:GenericAlias" to resume HITL requests.
+        types.GenericAlias,
+        types.UnionType,
     }
 )
+
+
+def _is_native(cls: type) -> bool:
+    """Stored by the codec's own tags (MAF's chat types included): nothing to register."""
+    return cls in _NATIVE_TYPES or chat_type_name(cls) is not None
 
 
 def type_name(cls: type) -> str:
@@ -63,11 +90,7 @@ def is_restorable_class(cls: object) -> bool:
     """Classes the codec knows how to take apart and rebuild."""
     if not isinstance(cls, type):
         return False
-    return (
-        dataclasses.is_dataclass(cls)
-        or issubclass(cls, enum.Enum)
-        or is_pydantic_model(cls)
-    )
+    return dataclasses.is_dataclass(cls) or issubclass(cls, enum.Enum) or is_pydantic_model(cls)
 
 
 class TypeRegistry:
@@ -85,9 +108,14 @@ class TypeRegistry:
         Re-registering a name replaces the earlier class: a module that is reloaded, or a class
         defined again inside a function, must restore as the class that exists now.
 
+        MAF's chat types (``Message``, ``Content``...) are accepted and change nothing: the
+        codec stores them with a tag of their own.
+
         Raises:
             CheckpointTypeError: ``cls`` is not a kind of class the codec can rebuild.
         """
+        if isinstance(cls, type) and chat_type_name(cls) is not None:
+            return cls
         if not is_restorable_class(cls):
             raise CheckpointTypeError(
                 f"register_type() takes a dataclass, a pydantic model or an Enum, not {cls!r}"
@@ -145,7 +173,7 @@ class TypeRegistry:
                 )
 
     def _allow_class(self, cls: type) -> None:
-        if cls not in _NATIVE_TYPES:
+        if not _is_native(cls):
             self.register(cls)
 
     def _allow_name(self, entry: str) -> None:
@@ -164,7 +192,7 @@ class TypeRegistry:
             raise CheckpointTypeError(
                 f"allowed type {entry!r} names {found!r}, which is not a class"
             )
-        if not is_restorable_class(found) and found not in _NATIVE_TYPES:
+        if not is_restorable_class(found) and not _is_native(found):
             raise CheckpointTypeError(
                 f"allowed type {entry!r} is a plain class; checkpoints store dataclasses, "
                 "pydantic models and Enums (there is no pickle), so make it one of those"
@@ -277,7 +305,7 @@ def _find_loaded(splits: list[tuple[str, str]]) -> object | None:
 
 
 def iter_annotation_classes(annotation: object) -> Iterable[type]:
-    """Yield the classes inside an annotation (``list[Order] | None`` yields list, Order, NoneType)."""
+    """Yield the classes in an annotation (``list[Order] | None`` yields list, Order, NoneType)."""
     stack = [annotation]
     seen: set[int] = set()
     while stack:

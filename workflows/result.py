@@ -30,11 +30,15 @@ class WorkflowRunResult(list[WorkflowEvent]):
     ) -> None:
         super().__init__(events)
         self._status_events: list[WorkflowEvent] = (
-            [e for e in self if e.type == "status"] if status_events is None else list(status_events)
+            [e for e in self if e.type == "status"]
+            if status_events is None
+            else list(status_events)
         )
 
     @classmethod
-    def of(cls, events: list[WorkflowEvent], *, include_status_events: bool = False) -> WorkflowRunResult:
+    def of(
+        cls, events: list[WorkflowEvent], *, include_status_events: bool = False
+    ) -> WorkflowRunResult:
         hidden = _STARTED if include_status_events else _STARTED_AND_STATUS
         return cls(
             [e for e in events if e.type not in hidden],
@@ -67,7 +71,9 @@ class WorkflowRunResult(list[WorkflowEvent]):
 
     def get_checkpoint_ids(self) -> list[str]:
         """Checkpoints written after each superstep of this call, in order."""
-        return [e.checkpoint_id for e in self if e.type == "superstep_completed" and e.checkpoint_id]
+        return [
+            e.checkpoint_id for e in self if e.type == "superstep_completed" and e.checkpoint_id
+        ]
 
 
 class WorkflowRunStream:
@@ -126,9 +132,12 @@ class WorkflowRunStream:
         return WorkflowRunResult.of(self._events, include_status_events=self.include_status_events)
 
     async def aclose(self) -> None:
-        """Cancel the run if it is still going."""
-        if self.live_task is not None and not self.live_task.done():
-            self.live_task.cancel()
+        """Cancel the run if it is still going, and return once it has stopped (its handlers
+        and their model calls included)."""
+        task = self.live_task
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
         if self._agen is not None and not self.finished:
             self.finished = True
             await self._agen.aclose()  # type: ignore[attr-defined]

@@ -1,12 +1,19 @@
-"""``prune``: delete old checkpoints without ever breaking a resume or an answer."""
+"""``prune``: delete old checkpoints without ever breaking a resume or an answer.
+
+The rules are ``storage.retention``'s, the ones the dashboard's database retention follows too;
+this module reads a storage's summaries, turns them into the facts those rules need and deletes
+what they let go.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .storage.protocol import CheckpointSummary, SummaryStorage, instant
+from .storage.retention import CheckpointFacts, RetentionRules, decide
 
 if TYPE_CHECKING:
     from .storage.protocol import CheckpointStorage
@@ -33,6 +40,18 @@ async def _summaries(
     return [CheckpointSummary.of(cp) for cp in checkpoints]
 
 
+def _fork_origins(summaries: Iterable[CheckpointSummary]) -> set[str]:
+    """Checkpoints another run started from: the previous checkpoint of a checkpoint of
+    another run (a fork's first checkpoint follows its origin)."""
+    listed = list(summaries)
+    run_of = {s.checkpoint_id: s.run_id for s in listed}
+    return {
+        s.previous_checkpoint_id
+        for s in listed
+        if s.previous_checkpoint_id in run_of and run_of[s.previous_checkpoint_id] != s.run_id
+    }
+
+
 async def prune(
     storage: CheckpointStorage,
     *,
@@ -45,8 +64,8 @@ async def prune(
     """Delete checkpoints beyond the newest ``keep_last`` of each run and/or older than
     ``older_than`` (both must hold when both are given).
 
-    Never deleted: the newest checkpoint of every run, and any checkpoint holding pending
-    requests (someone may still answer from it).
+    Never deleted: the newest checkpoint of every run, any checkpoint holding pending
+    requests (someone may still answer from it) and any checkpoint a fork started from.
 
     Args:
         storage: any ``CheckpointStorage``.
@@ -58,40 +77,33 @@ async def prune(
     Raises:
         ValueError: neither ``keep_last`` nor ``older_than`` was given, or a bad value.
     """
-    if keep_last is None and older_than is None:
-        raise ValueError("prune needs keep_last and/or older_than")
-    if keep_last is not None and (not isinstance(keep_last, int) or keep_last < 0):
-        raise ValueError("keep_last must be a non-negative integer")
-    cutoff = _cutoff(older_than)
-    runs: dict[str, list[CheckpointSummary]] = {}
-    for summary in await _summaries(storage, workflow_name, run_id):
-        runs.setdefault(summary.run_id, []).append(summary)
+    rules = RetentionRules.of(keep_last=keep_last, older_than=older_than)
+    summaries = await _summaries(storage, workflow_name, run_id)
+    # A fork may be of another run than the ones pruned, or (migrated) of another workflow.
+    everything = (
+        summaries
+        if workflow_name is None and run_id is None
+        else await _summaries(storage, None, None)
+    )
+    origins = _fork_origins(everything)
+    facts = [
+        CheckpointFacts(
+            checkpoint_id=s.checkpoint_id,
+            run=s.run_id,
+            timestamp=instant(s.timestamp),
+            pending_requests=bool(s.pending_request_ids),
+            fork_origin=s.checkpoint_id in origins,
+        )
+        for s in summaries
+    ]
+    sizes = {s.checkpoint_id: s.size_bytes for s in summaries}
     report = PruneReport(dry_run=dry_run)
-    for chain in runs.values():
-        chain.sort(key=lambda s: instant(s.timestamp))
-        for position, summary in enumerate(chain):
-            from_newest = len(chain) - 1 - position
-            if from_newest == 0 or summary.pending_request_ids:
-                report.protected.append(summary.checkpoint_id)
-                continue
-            if keep_last is not None and from_newest < keep_last:
-                continue
-            if cutoff is not None and instant(summary.timestamp) >= cutoff:
-                continue
-            report.deleted.append(summary.checkpoint_id)
-            report.bytes_freed += summary.size_bytes
+    for decision in decide(facts, rules):
+        if decision.delete:
+            report.deleted.append(decision.checkpoint_id)
+            report.bytes_freed += sizes[decision.checkpoint_id]
+        elif decision.protected:
+            report.protected.append(decision.checkpoint_id)
     if not dry_run:
         report.deleted = [cid for cid in report.deleted if await storage.delete(cid)]
     return report
-
-
-def _cutoff(older_than: dt.timedelta | dt.datetime | None) -> dt.datetime | None:
-    if older_than is None:
-        return None
-    if isinstance(older_than, dt.timedelta):
-        return dt.datetime.now(dt.UTC) - older_than
-    if isinstance(older_than, dt.datetime):
-        if older_than.tzinfo is None:
-            raise ValueError("older_than must be timezone-aware")
-        return older_than
-    raise ValueError("older_than must be a timedelta or an aware datetime")

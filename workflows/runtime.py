@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .checkpoint import WorkflowMessage, now_timestamp
 from .context import _DELETED, WorkflowContext
+from .edges import EdgeGroup
 from .events import ErrorDetails, RequestInfoEvent, WorkflowEvent, WorkflowRunState
 from .graph import Graph
 
@@ -45,6 +46,9 @@ class RunRuntime:
     trace_carrier: dict[str, str] | None = None
     # This invocation's run span, None when tracing is off.
     trace: RunTrace | None = None
+    # The agent arguments of the lineage (workflows.run_kwargs), and this invocation's tools.
+    run_kwargs: dict[str, Any] = field(default_factory=dict)
+    tools: list[Any] | None = None
 
 
 @dataclass(slots=True)
@@ -52,6 +56,13 @@ class Delivery:
     data: Any
     source_ids: list[str]
     request: RequestInfoEvent | None = None
+    # Where MAF's runner delivers it from, which decides the order handlers start in when a
+    # superstep has several deliveries: the edge group it came through (None: from outside the
+    # graph, or a fan-in's release), the message's position in the superstep, and whether the
+    # message named its target (a fan-out or switch-case group broadcasts the others).
+    group: EdgeGroup | None = None
+    position: int = 0
+    targeted: bool = False
 
 
 @dataclass
@@ -82,7 +93,9 @@ def error_details(error: BaseException, executor_id: str | None) -> ErrorDetails
 # ----------------------------------------------------------------------------------------- route
 
 
-async def route(graph: Graph, messages: list[WorkflowMessage], buffers: dict[str, dict[str, list[Any]]]) -> RoutePlan:
+async def route(
+    graph: Graph, messages: list[WorkflowMessage], buffers: dict[str, dict[str, list[Any]]]
+) -> RoutePlan:
     """Decide every delivery of this superstep. Pure apart from awaiting edge conditions.
 
     A message that no edge and no handler accepts becomes a warning, never a silent drop.
@@ -97,15 +110,17 @@ async def route(graph: Graph, messages: list[WorkflowMessage], buffers: dict[str
         else buffers
     )
     executors = graph.executors
-    for message in messages:
+    for position, message in enumerate(messages):
         if message.kind == "response" or message.source_id.startswith("internal:"):
             target = message.target_id or ""
             deliveries.setdefault(target, []).append(
-                Delivery(message.data, [message.source_id], message.request)
+                Delivery(message.data, [message.source_id], message.request, None, position)
             )
             continue
         groups = graph.outgoing.get(message.source_id)
         if not groups:
+            if executors[message.source_id].ends_chains_quietly:
+                continue
             warnings.append(
                 f"{type(message.data).__name__} message from {message.source_id!r} was dropped: "
                 "the executor has no outgoing edges"
@@ -124,7 +139,14 @@ async def route(graph: Graph, messages: list[WorkflowMessage], buffers: dict[str
                     delivered = True
                 elif executors[target].find_handler(message.data) is not None:
                     deliveries.setdefault(target, []).append(
-                        Delivery(message.data, [message.source_id])
+                        Delivery(
+                            message.data,
+                            [message.source_id],
+                            None,
+                            group,
+                            position,
+                            message.target_id is not None,
+                        )
                     )
                     delivered = True
                 else:
@@ -132,7 +154,7 @@ async def route(graph: Graph, messages: list[WorkflowMessage], buffers: dict[str
         if not delivered:
             warnings.append(_drop_reason(message, refused))
     if graph.fan_in_groups:
-        _release_fan_in(graph, work, deliveries, warnings)
+        _release_fan_in(graph, work, deliveries, warnings, len(messages))
     return RoutePlan(deliveries, work, warnings)
 
 
@@ -151,6 +173,7 @@ def _release_fan_in(
     buffers: dict[str, dict[str, list[Any]]],
     deliveries: dict[str, list[Delivery]],
     warnings: list[str],
+    position: int,
 ) -> None:
     for group in graph.fan_in_groups:
         slot = buffers.get(group.key)
@@ -160,7 +183,9 @@ def _release_fan_in(
         del buffers[group.key]
         target = group.targets[0]
         if graph.executors[target].can_handle(combined):
-            deliveries.setdefault(target, []).append(Delivery(combined, list(group.sources)))
+            deliveries.setdefault(target, []).append(
+                Delivery(combined, list(group.sources), None, group, position)
+            )
         else:
             warnings.append(
                 f"fan-in list for {target!r} was dropped: it has no handler for a list of "
@@ -172,7 +197,7 @@ def _release_fan_in(
 
 
 class SuperstepScope:
-    """What handlers of one superstep share: staged state, outboxes, new requests, the event sink."""
+    """What one superstep's handlers share: staged state, outboxes, new requests, the event sink."""
 
     def __init__(
         self,
@@ -187,12 +212,35 @@ class SuperstepScope:
         self.iteration = iteration
         self.streaming = streaming
         self.emit = sink
-        self._runtime = runtime
+        self.runtime = runtime
         self._staged: dict[str, dict[str, Any]] = {}
         self._outbox: dict[str, list[WorkflowMessage]] = {}
         self.new_requests: dict[str, RequestInfoEvent] = {}
         self.announced_pending = bool(runtime.pending)
         self.trace: SuperstepTrace | None = None
+
+    def classify_yield(self, executor_id: str) -> str | None:
+        return self.graph.classify_yield(executor_id)
+
+    # The agent arguments, read only by agents (context.Superstep).
+    @property
+    def tools(self) -> list[Any] | None:
+        return self.runtime.tools
+
+    @property
+    def run_kwargs(self) -> dict[str, Any]:
+        return self.runtime.run_kwargs
+
+    @property
+    def executor_ids(self) -> set[str]:
+        return self.graph.executor_ids
+
+    @property
+    def agent_names(self) -> dict[str, str]:
+        return self.graph.agent_names
+
+    def accepts_request(self, executor_id: str, data: Any, response_type: Any) -> bool:
+        return bool(self.graph.executors[executor_id].accepts_request(data, response_type))
 
     def staged_state(self, executor_id: str) -> dict[str, Any]:
         staged = self._staged.get(executor_id)
@@ -206,10 +254,12 @@ class SuperstepScope:
             box = self._outbox[executor_id] = []
         box.append(WorkflowMessage(data, executor_id, target_id))
 
-    def request_info(self, executor_id: str, request_id: str, data: Any, response_type: Any) -> None:
-        if request_id in self._runtime.pending or request_id in self.new_requests:
+    def request_info(
+        self, executor_id: str, request_id: str, data: Any, response_type: Any
+    ) -> None:
+        if request_id in self.runtime.pending or request_id in self.new_requests:
             raise ValueError(f"request id {request_id!r} is already pending")
-        if request_id in self._runtime.answered:
+        if request_id in self.runtime.answered:
             raise ValueError(
                 f"request id {request_id!r} was used by a request that has been answered; "
                 "request ids are single-use"
@@ -245,15 +295,85 @@ class SuperstepScope:
 
 
 async def run_deliveries(scope: SuperstepScope, deliveries: dict[str, list[Delivery]]) -> None:
-    """Run every delivery: executors concurrently, each executor's deliveries in order."""
+    """Run every delivery, one at a time per executor, in MAF's runner's order.
+
+    MAF delivers each source's messages concurrently with the other sources', through each of
+    its edge groups concurrently; a group takes the source's messages one after another and
+    hands a broadcast to all its targets at once. The same nesting of tasks here makes
+    handlers start (and their events appear) in the order they do on MAF, for instance a
+    fan-out's messages message by message rather than executor by executor.
+    """
     if len(deliveries) == 1:
         ((executor_id, items),) = deliveries.items()
-        await _run_executor(scope, executor_id, items)
-        return
-    tasks = [
-        asyncio.ensure_future(_run_executor(scope, executor_id, items))
-        for executor_id, items in deliveries.items()
-    ]
+        if len(items) == 1:
+            await _run_executor(scope, executor_id, items)
+            return
+    locks = {executor_id: asyncio.Lock() for executor_id in deliveries}
+
+    async def deliver(executor_id: str, delivery: Delivery) -> None:
+        async with locks[executor_id]:
+            await _run_executor(scope, executor_id, [delivery])
+
+    async def run_lane(steps: list[list[tuple[str, Delivery]]]) -> None:
+        for step in steps:
+            if _broadcast(step[0][1]):
+                await _concurrently([deliver(*pair) for pair in step])
+            else:
+                for pair in step:
+                    await deliver(*pair)
+
+    async def run_source(lanes: list[list[list[tuple[str, Delivery]]]]) -> None:
+        if len(lanes) == 1:
+            await run_lane(lanes[0])
+        else:
+            await _concurrently([run_lane(steps) for steps in lanes])
+
+    sources = _delivery_tree(scope.graph, deliveries)
+    if len(sources) == 1:
+        await run_source(sources[0])
+    else:
+        await _concurrently([run_source(lanes) for lanes in sources])
+
+
+def _broadcast(delivery: Delivery) -> bool:
+    """A fan-out or switch-case group hands a message that named no target to all at once."""
+    group = delivery.group
+    return group is not None and group.kind in _BROADCASTING and not delivery.targeted
+
+
+_BROADCASTING = frozenset({"fan_out", "switch_case"})
+
+
+def _lane(graph: Graph, delivery: Delivery) -> tuple[str, int]:
+    """(source, index of its edge group; -1 from outside the graph) a delivery came along."""
+    group = delivery.group
+    if group is None:
+        return delivery.source_ids[0], -1
+    if group.kind == "fan_in":
+        return f"fan-in:{group.key}", 0
+    source = delivery.source_ids[0]
+    return source, graph.outgoing[source].index(group)
+
+
+def _delivery_tree(
+    graph: Graph, deliveries: dict[str, list[Delivery]]
+) -> list[list[list[list[tuple[str, Delivery]]]]]:
+    """The deliveries as sources (in the order they sent) of lanes (edge groups, in graph
+    order) of steps (one message each, in order) of (executor id, delivery) pairs."""
+    pairs = sorted(
+        ((executor_id, d) for executor_id, items in deliveries.items() for d in items),
+        key=lambda pair: pair[1].position,
+    )
+    sources: dict[str, dict[int, dict[int, list[tuple[str, Delivery]]]]] = {}
+    for executor_id, delivery in pairs:
+        source, index = _lane(graph, delivery)
+        steps = sources.setdefault(source, {}).setdefault(index, {})
+        steps.setdefault(delivery.position, []).append((executor_id, delivery))
+    return [[list(lanes[index].values()) for index in sorted(lanes)] for lanes in sources.values()]
+
+
+async def _concurrently(work: list[Coroutine[Any, Any, None]]) -> None:
+    tasks = [asyncio.ensure_future(item) for item in work]
     try:
         await asyncio.gather(*tasks)
     except BaseException:
@@ -286,9 +406,8 @@ async def _run_executor(scope: SuperstepScope, executor_id: str, items: list[Del
                 # frame fewer per invocation than through _invoke.
                 found = executor.find_handler(delivery.data)
                 if found is None:  # routing checked this; only a raced mutation gets here
-                    raise TypeError(
-                        f"executor {executor_id!r} has no handler for {type(delivery.data).__name__}"
-                    )
+                    kind = type(delivery.data).__name__
+                    raise TypeError(f"executor {executor_id!r} has no handler for {kind}")
                 spec, fn = found
                 ctx = WorkflowContext(scope, executor_id, delivery.source_ids, spec.output_types)
                 await fn(delivery.data, ctx)
@@ -324,7 +443,9 @@ async def _invoke(
         return await _call_response_handler(scope, executor, delivery)
     found = executor.find_handler(delivery.data)
     if found is None:  # routing checked this; only a raced mutation gets here
-        raise TypeError(f"executor {executor.id!r} has no handler for {type(delivery.data).__name__}")
+        raise TypeError(
+            f"executor {executor.id!r} has no handler for {type(delivery.data).__name__}"
+        )
     spec, fn = found
     ctx: WorkflowContext[Any, Any] = WorkflowContext(
         scope, executor.id, delivery.source_ids, spec.output_types
@@ -362,7 +483,9 @@ async def _call_response_handler(
 # ------------------------------------------------------------------------------------------ commit
 
 
-def commit(runtime: RunRuntime, scope: SuperstepScope, plan: RoutePlan, order: list[str]) -> list[str]:
+def commit(
+    runtime: RunRuntime, scope: SuperstepScope, plan: RoutePlan, order: list[str]
+) -> list[str]:
     """Apply a successful superstep to the run; returns warnings about conflicting state writes.
 
     Staged writes are applied in executor order, so when two executors write the same key in one
@@ -375,7 +498,8 @@ def commit(runtime: RunRuntime, scope: SuperstepScope, plan: RoutePlan, order: l
             if key in writers:
                 warnings.append(
                     f"shared state key {key!r} was written by both {writers[key]!r} and "
-                    f"{executor_id!r} in superstep {scope.iteration}; {executor_id!r}'s value was kept"
+                    f"{executor_id!r} in superstep {scope.iteration}; "
+                    f"{executor_id!r}'s value was kept"
                 )
             writers[key] = executor_id
             if value is _DELETED:

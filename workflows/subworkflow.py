@@ -188,13 +188,19 @@ class WorkflowExecutor(Executor):
 
     @property
     def workflow_output_types(self) -> list[Any]:
-        return self._child_output_types() if self.allow_direct_output else []
+        """The child's output types, whether it yields them itself (``allow_direct_output``)
+        or sends them on: as in MAF, either may be designated an output or intermediate."""
+        return self._child_output_types()
 
     def _child_output_types(self) -> list[Any]:
         types: list[Any] = []
         for ex in self.workflow.executors.values():
             types.extend(t for t in ex.workflow_output_types if t not in types)
         return types
+
+    def find_handler(self, message: Any) -> Any:
+        """A handler only for what ``can_handle`` takes: routing asks this first."""
+        return super().find_handler(message) if self.can_handle(message) else None
 
     def can_handle(self, message: Any) -> bool:
         """Only what the child's start executor takes (the catch-all handler must not steal
@@ -237,7 +243,7 @@ class WorkflowExecutor(Executor):
                 "that unfinished run (one child instance is shared), which is only safe when the "
                 "child keeps no state between inputs",
             )
-        result = await self.workflow._run_as_child(message=input_data)
+        result = await self.workflow._run_as_child(message=input_data, parent=ctx)
         await self._forward(result, ctx, set(pending))
 
     @handler
@@ -264,7 +270,7 @@ class WorkflowExecutor(Executor):
             )
             return
         before = set(self.workflow.pending_requests)
-        result = await self.workflow._run_as_child(responses={request_id: value})
+        result = await self.workflow._run_as_child(responses={request_id: value}, parent=ctx)
         await self._forward(result, ctx, before)
 
     async def _forward(
@@ -296,7 +302,9 @@ class WorkflowExecutor(Executor):
     def _warn(self, ctx: WorkflowContext[Any, Any], text: str) -> None:
         logger.warning(text)
         scope = ctx._scope
-        scope.emit(WorkflowEvent("warning", data=text, executor_id=self.id, iteration=scope.iteration))
+        scope.emit(
+            WorkflowEvent("warning", data=text, executor_id=self.id, iteration=scope.iteration)
+        )
 
     # ------------------------------------------------------------------------------ checkpoints
 

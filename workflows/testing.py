@@ -15,8 +15,9 @@ The suite checks: round trips of every codec type, typed errors for missing and 
 caller-owned copies, filtering and ordering of listings, ``get_latest``, ``delete`` (other
 checkpoints stay loadable), ``CheckpointEncodeError`` at save time naming the bad value,
 ``list_summaries`` (when the storage has it) agreeing with ``list_checkpoints``, unchanged large
-state stored once (when the storage counts ``bytes_written``), and a real workflow that runs and
-resumes on the storage.
+state stored once and a growing conversation costing each save only what it added (when the
+storage counts ``bytes_written``), agent messages in state and in flight, and a real workflow
+that runs and resumes on the storage.
 
 This module imports pytest, so the engine itself never imports it; importing it registers a few
 sample types (``Contract*``) in the process-wide type registry.
@@ -148,7 +149,9 @@ def sample_values() -> dict[str, Any]:
         "empty_tuple": (),
         "set": {1, 2, 3},
         "frozenset": frozenset({"a", "b"}),
-        "aware_datetime": dt.datetime(2024, 1, 1, 12, 30, tzinfo=dt.timezone(dt.timedelta(hours=5))),
+        "aware_datetime": dt.datetime(
+            2024, 1, 1, 12, 30, tzinfo=dt.timezone(dt.timedelta(hours=5))
+        ),
         "naive_datetime": dt.datetime(1999, 12, 31, 23, 59, 59),
         "date": dt.date(2024, 2, 29),
         "time": dt.time(7, 8, 9, 10),
@@ -164,7 +167,9 @@ def sample_values() -> dict[str, Any]:
     }
     if ContractCustomer is not None:
         values["pydantic_model"] = ContractCustomer(
-            name="Ada", since=dt.date(2020, 5, 17), balance=Decimal("0.01"),
+            name="Ada",
+            since=dt.date(2020, 5, 17),
+            balance=Decimal("0.01"),
             favourite=ContractItem("fig", 2),
         )
     return values
@@ -197,7 +202,9 @@ def assert_identical(
     elif dataclasses.is_dataclass(expected):
         for f in dataclasses.fields(expected):
             assert_identical(
-                getattr(actual, f.name), getattr(expected, f.name), f"{path}.{f.name}",
+                getattr(actual, f.name),
+                getattr(expected, f.name),
+                f"{path}.{f.name}",
                 ordered=ordered,
             )
     elif isinstance(expected, dt.datetime | dt.time):
@@ -207,6 +214,12 @@ def assert_identical(
 
 
 _BASE_TIME = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
+
+
+def _message(role: str, turn: int) -> dict[str, Any]:
+    """A chat message as MAF's session history serializes one (plain JSON)."""
+    text = f"{role} turn {turn}: " + "words of the conversation " * 6
+    return {"type": "message", "role": role, "contents": [{"type": "text", "text": text}]}
 
 
 def make_checkpoint(
@@ -347,7 +360,9 @@ class CheckpointStorageContract:
     async def test_int_keyed_dicts_come_back_with_int_keys(self, storage: Any) -> None:
         checkpoint = make_checkpoint(executor_states={"worker": {"results": {1: 1, 2: 4, 10: 100}}})
         await storage.save(checkpoint)
-        results = (await storage.load(checkpoint.checkpoint_id)).executor_states["worker"]["results"]
+        results = (await storage.load(checkpoint.checkpoint_id)).executor_states["worker"][
+            "results"
+        ]
         assert results == {1: 1, 2: 4, 10: 100}
         assert all(type(key) is int for key in results)
 
@@ -484,7 +499,9 @@ class CheckpointStorageContract:
         by_run = await storage.list_checkpoints(run_id="run-b")
         assert [c.checkpoint_id for c in by_run] == self._ids(made, run_id="run-b")
         both = await storage.list_checkpoints(workflow_name="beta", run_id="run-a")
-        assert [c.checkpoint_id for c in both] == self._ids(made, workflow_name="beta", run_id="run-a")
+        assert [c.checkpoint_id for c in both] == self._ids(
+            made, workflow_name="beta", run_id="run-a"
+        )
         assert await storage.list_checkpoints(workflow_name="alpha", run_id="nope") == []
 
     async def test_listings_are_oldest_first_whatever_the_save_order(self, storage: Any) -> None:
@@ -496,8 +513,13 @@ class CheckpointStorageContract:
 
     @pytest.mark.parametrize(
         "filters",
-        [{}, {"workflow_name": "alpha"}, {"run_id": "run-a"},
-         {"workflow_name": "beta", "run_id": "run-b"}, {"workflow_name": "none"}],
+        [
+            {},
+            {"workflow_name": "alpha"},
+            {"run_id": "run-a"},
+            {"workflow_name": "beta", "run_id": "run-b"},
+            {"workflow_name": "none"},
+        ],
     )
     async def test_list_checkpoint_ids_agrees_with_list_checkpoints(
         self, storage: Any, filters: dict[str, str]
@@ -511,14 +533,23 @@ class CheckpointStorageContract:
             pytest.skip("this storage has no list_summaries")
         await self._save_grid(storage)
         request = RequestInfoEvent(
-            "request_info", data="ok?", request_id="q", source_executor_id="w",
-            request_type=str, response_type=bool,
+            "request_info",
+            data="ok?",
+            request_id="q",
+            source_executor_id="w",
+            request_type=str,
+            response_type=bool,
         )
         await storage.save(
             make_checkpoint(
-                workflow_name="alpha", run_id="run-c", seconds=9, iteration_count=4,
-                previous_checkpoint_id="p", pending_request_info_events={"q": request},
-                answered_request_ids=["old"], metadata={"kind": "superstep"},
+                workflow_name="alpha",
+                run_id="run-c",
+                seconds=9,
+                iteration_count=4,
+                previous_checkpoint_id="p",
+                pending_request_info_events={"q": request},
+                answered_request_ids=["old"],
+                metadata={"kind": "superstep"},
             )
         )
         for filters in ({}, {"workflow_name": "alpha"}, {"run_id": "run-c"}):
@@ -546,14 +577,16 @@ class CheckpointStorageContract:
 
     async def test_get_latest_returns_the_newest_by_timestamp(self, storage: Any) -> None:
         made = await self._save_grid(storage)
-        for filters in ({}, {"workflow_name": "alpha"}, {"workflow_name": "beta", "run_id": "run-a"},
-                        {"run_id": "run-a"}):
+        for filters in (
+            {},
+            {"workflow_name": "alpha"},
+            {"workflow_name": "beta", "run_id": "run-a"},
+            {"run_id": "run-a"},
+        ):
             latest = await storage.get_latest(**filters)
             assert latest is not None and latest.checkpoint_id == self._ids(made, **filters)[-1]
 
-    async def test_get_latest_compares_timestamps_as_instants_not_text(
-        self, storage: Any
-    ) -> None:
+    async def test_get_latest_compares_timestamps_as_instants_not_text(self, storage: Any) -> None:
         # 10:00 UTC written with a +02:00 offset is older than 11:00 UTC.
         older = make_checkpoint(timestamp="2030-05-01T12:00:00+02:00")
         newer = make_checkpoint(timestamp="2030-05-01T11:00:00+00:00")
@@ -563,6 +596,17 @@ class CheckpointStorageContract:
         assert latest is not None and latest.checkpoint_id == newer.checkpoint_id
         listed = await storage.list_checkpoint_ids(workflow_name="contract-workflow")
         assert listed == [older.checkpoint_id, newer.checkpoint_id]
+
+    async def test_a_timestamp_without_an_offset_is_read_as_utc(self, storage: Any) -> None:
+        # As ``instant`` reads it, so every storage orders (and prunes) it at the same moment.
+        first = make_checkpoint(timestamp="2030-05-01T12:00:00+01:00")
+        naive = make_checkpoint(timestamp="2030-05-01T11:30:00")
+        last = make_checkpoint(timestamp="2030-05-01T12:00:00+00:00")
+        for checkpoint in (last, naive, first):
+            await storage.save(checkpoint)
+        listed = await storage.list_checkpoint_ids(workflow_name="contract-workflow")
+        assert listed == [first.checkpoint_id, naive.checkpoint_id, last.checkpoint_id]
+        assert (await storage.load(naive.checkpoint_id)).timestamp == "2030-05-01T11:30:00"
 
     # -------------------------------------------------------------------------------- delete
 
@@ -585,8 +629,9 @@ class CheckpointStorageContract:
     ) -> None:
         shared = {"document": "y" * 50_000, "rows": list(range(5_000))}
         made = [
-            make_checkpoint(seconds=i, state={"shared": shared, "i": i},
-                            executor_states={"w": {"same": shared}})
+            make_checkpoint(
+                seconds=i, state={"shared": shared, "i": i}, executor_states={"w": {"same": shared}}
+            )
             for i in range(3)
         ]
         for checkpoint in made:
@@ -604,11 +649,18 @@ class CheckpointStorageContract:
         if not hasattr(storage, "bytes_written"):
             pytest.skip("this storage does not count bytes_written")
         big = {"payload": "z" * 64 * 1024}
-        await storage.save(make_checkpoint(seconds=1, executor_states={"w": {"big": big}},
-                                           state={"big": big}))
+        await storage.save(
+            make_checkpoint(seconds=1, executor_states={"w": {"big": big}}, state={"big": big})
+        )
         before = storage.bytes_written
-        await storage.save(make_checkpoint(seconds=2, iteration_count=1,
-                                           executor_states={"w": {"big": big}}, state={"big": big}))
+        await storage.save(
+            make_checkpoint(
+                seconds=2,
+                iteration_count=1,
+                executor_states={"w": {"big": big}},
+                state={"big": big},
+            )
+        )
         assert storage.bytes_written - before <= 0.10 * 64 * 1024
 
     async def test_a_large_state_changed_in_place_is_stored_with_each_change(
@@ -670,7 +722,9 @@ class CheckpointStorageContract:
         padding = list(range(300))
         await storage.save(make_checkpoint(seconds=1, state={"k": [ContractToken.A, *padding]}))
         with pytest.raises(CheckpointEncodeError, match="'k'"):
-            await storage.save(make_checkpoint(seconds=2, state={"k": [memoryview(b"a"), *padding]}))
+            await storage.save(
+                make_checkpoint(seconds=2, state={"k": [memoryview(b"a"), *padding]})
+            )
         plain = make_checkpoint(seconds=3, state={"k": [b"a", *padding]})
         await storage.save(plain)
         assert type((await storage.load(plain.checkpoint_id)).state["k"][0]) is bytes
@@ -679,11 +733,72 @@ class CheckpointStorageContract:
         self, storage: Any
     ) -> None:
         first, second = ["a" * 600], ["b" * 600]
-        await storage.save(make_checkpoint(seconds=1, executor_states={"w": {"x": first, "y": second}}))
+        await storage.save(
+            make_checkpoint(seconds=1, executor_states={"w": {"x": first, "y": second}})
+        )
         changed = make_checkpoint(seconds=2, executor_states={"w": {"x": ["c" * 600], "y": second}})
         await storage.save(changed)
         loaded = (await storage.load(changed.checkpoint_id)).executor_states["w"]
         assert list(loaded) == ["x", "y"]
+
+    # ---------------------------------------------------------------------- long conversations
+
+    async def test_a_growing_conversation_costs_each_save_only_what_it_added(
+        self, storage: Any
+    ) -> None:
+        if not hasattr(storage, "bytes_written"):
+            pytest.skip("this storage does not count bytes_written")
+        history: list[dict[str, Any]] = []
+        added: list[int] = []
+        saved: list[tuple[str, list[dict[str, Any]]]] = []
+        for turn in range(120):
+            history.extend([_message("user", turn), _message("assistant", turn)])
+            checkpoint = make_checkpoint(
+                seconds=turn,
+                iteration_count=turn,
+                executor_states={"agent": {"session": {"messages": history}, "turn": turn}},
+            )
+            before = storage.bytes_written
+            await storage.save(checkpoint)
+            added.append(storage.bytes_written - before)
+            saved.append((checkpoint.checkpoint_id, copy.deepcopy(history)))
+        # Whole, the 240-message history would be 12x the 20-message one at every save.
+        late, early = sum(added[100:110]), sum(added[10:20])
+        assert late <= 1.6 * early, (early, late)
+        for checkpoint_id, expected in saved[::17] + saved[-1:]:
+            loaded = (await storage.load(checkpoint_id)).executor_states["agent"]
+            assert loaded["session"]["messages"] == expected
+
+    async def test_a_conversation_outlives_the_checkpoint_that_first_stored_its_start(
+        self, storage: Any
+    ) -> None:
+        history = [_message("user", i) for i in range(80)]
+        first = make_checkpoint(seconds=1, executor_states={"agent": {"history": list(history)}})
+        await storage.save(first)
+        history.extend(_message("assistant", i) for i in range(40))
+        second = make_checkpoint(seconds=2, executor_states={"agent": {"history": history}})
+        await storage.save(second)
+        assert await storage.delete(first.checkpoint_id)
+        assert (await storage.load(second.checkpoint_id)).executor_states["agent"] == {
+            "history": history
+        }
+
+    async def test_agent_messages_in_state_and_in_flight_round_trip(self, storage: Any) -> None:
+        agent_framework = pytest.importorskip("agent_framework")
+        conversation = [
+            agent_framework.Message("user" if i % 2 else "assistant", [f"turn {i} " * 20])
+            for i in range(70)
+        ]
+        checkpoint = make_checkpoint(
+            executor_states={"agent": {"full_conversation": conversation}},
+            messages=[WorkflowMessage({"conversation": conversation}, "agent", "next")],
+        )
+        await storage.save(checkpoint)
+        loaded = await storage.load(checkpoint.checkpoint_id)
+        texts = [m.text for m in conversation]
+        assert [m.text for m in loaded.executor_states["agent"]["full_conversation"]] == texts
+        in_flight = loaded.message_list()[0].data["conversation"]
+        assert [(m.role, m.text) for m in in_flight] == [(m.role, m.text) for m in conversation]
 
     # ------------------------------------------------------------------------- a real workflow
 

@@ -116,7 +116,9 @@ class RunTrace:
 
     def superstep(self, iteration: int) -> SuperstepTrace:
         span = self._tracer.start_span(
-            "workflow.superstep", context=self._context, attributes={"superstep.iteration": iteration}
+            "workflow.superstep",
+            context=self._context,
+            attributes={"superstep.iteration": iteration},
         )
         return SuperstepTrace(self._tracer, span)
 
@@ -149,7 +151,9 @@ class SuperstepTrace:
             context=self._context,
             attributes={"executor.id": executor_id, "executor.type": executor_type},
         )
-        with _api.use_span(span, end_on_exit=True, record_exception=False, set_status_on_exception=False):
+        with _api.use_span(
+            span, end_on_exit=True, record_exception=False, set_status_on_exception=False
+        ):
             try:
                 yield
             except BaseException as error:

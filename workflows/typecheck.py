@@ -75,7 +75,8 @@ def is_instance_of(value: object, annotation: object) -> bool:
         if len(args) == 2 and args[1] is Ellipsis:
             return all(is_instance_of(v, args[0]) for v in value)  # type: ignore[attr-defined]
         return len(value) == len(args) and all(  # type: ignore[arg-type]
-            is_instance_of(v, a) for v, a in zip(value, args)  # type: ignore[call-overload]
+            is_instance_of(v, a)
+            for v, a in zip(value, args)  # type: ignore[call-overload]
         )
     if issubclass(origin, Mapping):
         key_t, val_t = args if len(args) == 2 else (args[0], Any)
@@ -121,9 +122,7 @@ def is_compatible(source: object, target: object) -> bool:
         return True
     target_members = flatten_union(target)
     if len(target_members) > 1:
-        return all(
-            any(is_compatible(s, t) for t in target_members) for s in flatten_union(source)
-        )
+        return all(any(is_compatible(s, t) for t in target_members) for s in flatten_union(source))
     source_members = flatten_union(source)
     if len(source_members) > 1:
         return all(is_compatible(s, target) for s in source_members)

@@ -28,12 +28,12 @@ from .exceptions import (
     OutputDesignationError,
     TypeCompatibilityError,
 )
+from .graph import Graph
 from .typecheck import is_compatible
 
 if TYPE_CHECKING:
     from .edges import EdgeGroup
     from .executor import Executor
-    from .graph import Graph
 
 __all__ = ["declared_output_types", "validate_designation", "validate_graph"]
 
@@ -143,7 +143,9 @@ def _log_dead_ends(graph: Graph) -> None:
         # ``Any``/``object`` says "whatever", not a promise to send; and a sub-workflow that
         # yields its child's outputs directly sends nothing on its edges.
         sent = [t for t in declared_output_types(executor) or () if t not in (Any, object)]
-        if sent and not getattr(executor, "allow_direct_output", False):
+        if sent and not (
+            getattr(executor, "allow_direct_output", False) or executor.ends_chains_quietly
+        ):
             logger.warning(
                 "executor %r declares it sends %s but has no outgoing edges: such messages are "
                 "dropped at run time with a warning event",
@@ -188,7 +190,6 @@ def validate_workflow_graph(
 
     ``output_executors`` of None (or empty) means no designation, as in the builder.
     """
-    from .graph import Graph  # graph.py runs these checks, so it is imported here, not above
 
     start_id = start_executor if isinstance(start_executor, str) else start_executor.id
     graph = Graph(
@@ -198,4 +199,4 @@ def validate_workflow_graph(
         output_executor_ids=frozenset(output_executors) if output_executors else None,
         intermediate_executor_ids=frozenset(intermediate_executors or ()),
     )
-    graph.validate()
+    validate_graph(graph)

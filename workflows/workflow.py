@@ -14,12 +14,13 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from . import tracing
+from . import run_kwargs, tracing
 from .checkpoint import CheckpointKind, WorkflowCheckpoint, WorkflowMessage, group_by_source
 from .events import RequestInfoEvent, WorkflowEvent, WorkflowRunState, describe_type
 from .exceptions import (
     CheckpointEncodeError,
     ConcurrentRunError,
+    InputTypeError,
     RequestAlreadyAnsweredError,
     ResponseTypeError,
     RunArgumentsError,
@@ -42,6 +43,7 @@ from .storage.protocol import SummaryStorage
 from .typecheck import coerce, is_instance_of
 
 if TYPE_CHECKING:
+    from .context import WorkflowContext
     from .executor import Executor
     from .storage.protocol import CheckpointStorage
 
@@ -180,6 +182,9 @@ class Workflow(WorkflowIntrospection):
         checkpoint_storage: CheckpointStorage | None = None,
         run_id: str | None = None,
         include_status_events: bool = False,
+        tools: Any = None,
+        function_invocation_kwargs: run_kwargs.Given | None = None,
+        client_kwargs: run_kwargs.Given | None = None,
     ) -> Awaitable[WorkflowRunResult]: ...
 
     @overload
@@ -193,6 +198,9 @@ class Workflow(WorkflowIntrospection):
         checkpoint_storage: CheckpointStorage | None = None,
         run_id: str | None = None,
         include_status_events: bool = False,
+        tools: Any = None,
+        function_invocation_kwargs: run_kwargs.Given | None = None,
+        client_kwargs: run_kwargs.Given | None = None,
     ) -> WorkflowRunStream: ...
 
     def run(
@@ -205,6 +213,9 @@ class Workflow(WorkflowIntrospection):
         checkpoint_storage: CheckpointStorage | None = None,
         run_id: str | None = None,
         include_status_events: bool = False,
+        tools: Any = None,
+        function_invocation_kwargs: run_kwargs.Given | None = None,
+        client_kwargs: run_kwargs.Given | None = None,
     ) -> Awaitable[WorkflowRunResult] | WorkflowRunStream:
         """Start a run, resume one from a checkpoint, or answer pending requests.
 
@@ -219,6 +230,12 @@ class Workflow(WorkflowIntrospection):
                 lineage (the original stays as it was).
             include_status_events: keep ``status`` events inline in the final result (they are
                 always in ``status_timeline()``; a stream always yields them).
+            tools: tools the agents of this run may call, beside their own (not kept in
+                checkpoints: pass them again when resuming).
+            function_invocation_kwargs: passed to the agents' tools; a mapping for every agent,
+                one keyed by executor id, or a ``WorkflowInvocationKwargs`` (see
+                ``workflows.run_kwargs``). Kept in the lineage's checkpoints.
+            client_kwargs: passed to the agents' chat clients, in the same forms.
 
         Returns:
             An awaitable ``WorkflowRunResult``, or a ``WorkflowRunStream`` when ``stream`` is true.
@@ -234,11 +251,14 @@ class Workflow(WorkflowIntrospection):
                 "resumed run continues with the messages saved in its checkpoint"
             )
         if message is not None and responses is not None:
-            raise RunArgumentsError("responses answer an existing run; they cannot come with a new message")
+            raise RunArgumentsError(
+                "responses answer an existing run; they cannot come with a new message"
+            )
         if message is None and checkpoint_id is None and responses is None:
             raise RunArgumentsError("run() needs a message, a checkpoint_id or responses")
         if responses is not None and not isinstance(responses, Mapping):
             raise RunArgumentsError("responses must be a mapping of request id to answer")
+        args = _AgentArgs(tools, function_invocation_kwargs, client_kwargs)
         self._claim()
         storage = checkpoint_storage if checkpoint_storage is not None else self.checkpoint_storage
         token = object()
@@ -247,7 +267,15 @@ class Workflow(WorkflowIntrospection):
         stream_ref = weakref.ref(run_stream)
         run_stream.bind(
             lambda: self._events(
-                stream_ref, token, message, checkpoint_id, responses, storage, run_id, live=stream
+                stream_ref,
+                token,
+                message,
+                checkpoint_id,
+                responses,
+                storage,
+                run_id,
+                args,
+                live=stream,
             )
         )
         self._active, self._active_token = stream_ref, token
@@ -278,10 +306,11 @@ class Workflow(WorkflowIntrospection):
         responses: Mapping[str, Any] | None,
         storage: CheckpointStorage | None,
         run_id: str | None,
+        args: _AgentArgs,
         *,
         live: bool,
     ) -> AsyncIterator[WorkflowEvent]:
-        prepared = await self._prepare(message, checkpoint_id, responses, storage, run_id)
+        prepared = await self._prepare(message, checkpoint_id, responses, storage, run_id, args)
         runtime = prepared.runtime
         self._runtime = runtime
         self._status = WorkflowRunState.IN_PROGRESS
@@ -324,7 +353,8 @@ class Workflow(WorkflowIntrospection):
             self._end_trace(runtime, failure.error)
             yield WorkflowEvent("failed", details=error_details(failure.error, failure.executor_id))
             yield WorkflowEvent("status", state=WorkflowRunState.FAILED)
-            raise failure.error from None
+            # The handler's own exception, its cause kept (an SDK error under a client's).
+            raise failure.error from failure.error.__cause__
         except Exception as error:
             self._status = WorkflowRunState.FAILED
             self._end_trace(runtime, error)
@@ -394,10 +424,12 @@ class Workflow(WorkflowIntrospection):
         responses: Mapping[str, Any] | None,
         storage: CheckpointStorage | None,
         run_id: str | None,
+        args: _AgentArgs,
     ) -> _Prepared:
         """Everything that can refuse a run happens here, before any event or state change."""
         if checkpoint_id is not None:
             runtime, restored = await self._load(checkpoint_id, storage, run_id)
+            args.apply(runtime)
             answered = await self._accept(runtime, responses or {}, storage, restored.run_id)
             await self._restore_executors(restored)
             again: list[WorkflowEvent] = [
@@ -410,17 +442,21 @@ class Workflow(WorkflowIntrospection):
             return _Prepared(runtime, again)
         if message is None:
             runtime = self._runtime_copy_for_answers()
+            args.apply(runtime)
             await self._accept(runtime, responses or {}, storage, runtime.run_id)
             await self._save(runtime, storage, CheckpointKind.RESPONSES)
             return _Prepared(runtime, [])
+        if isinstance(message, WorkflowMessage):  # as MAF: the message's data is the input
+            message = message.data
         start = self.start_executor
         if not start.can_handle(message):
             accepted = ", ".join(describe_type(t) or "?" for t in start.input_types)
-            raise RunArgumentsError(
+            raise InputTypeError(
                 f"start executor {start.id!r} cannot handle a {type(message).__name__} message "
                 f"(it accepts: {accepted})"
             )
         runtime = RunRuntime(run_id=run_id or uuid.uuid4().hex)
+        args.apply(runtime)
         runtime.messages = [WorkflowMessage(message, f"internal:{start.id}", start.id)]
         prelude: list[WorkflowEvent] = []
         previous = self._runtime
@@ -457,6 +493,7 @@ class Workflow(WorkflowIntrospection):
             answered=list(current.answered),
             last_checkpoint_id=current.last_checkpoint_id,
             trace_carrier=current.trace_carrier,
+            run_kwargs=dict(current.run_kwargs),
         )
 
     async def _load(
@@ -477,11 +514,15 @@ class Workflow(WorkflowIntrospection):
             iteration=checkpoint.iteration_count,
             messages=checkpoint.message_list(),
             state=dict(checkpoint.state),
-            buffers={k: {s: list(v) for s, v in slot.items()} for k, slot in checkpoint.edge_states.items()},
+            buffers={
+                k: {s: list(v) for s, v in slot.items()}
+                for k, slot in checkpoint.edge_states.items()
+            },
             pending=pending,
             answered=list(checkpoint.answered_request_ids),
             last_checkpoint_id=checkpoint.checkpoint_id,
             trace_carrier=_stored_carrier(checkpoint.metadata.get(tracing.TRACE_KEY)),
+            run_kwargs=run_kwargs.from_stored(checkpoint.metadata.get(_RUN_KWARGS_KEY)),
         )
         return runtime, checkpoint
 
@@ -506,7 +547,9 @@ class Workflow(WorkflowIntrospection):
         if unknown:  # the signature check makes this unreachable unless a storage was edited
             raise RunArgumentsError(f"checkpoint holds state for unknown executors {unknown}")
         for executor_id, executor in self._graph.executors.items():
-            await executor.on_checkpoint_restore(dict(checkpoint.executor_states.get(executor_id, {})))
+            await executor.on_checkpoint_restore(
+                dict(checkpoint.executor_states.get(executor_id, {}))
+            )
 
     async def _accept(
         self,
@@ -528,7 +571,9 @@ class Workflow(WorkflowIntrospection):
                 )
             accepted.append((event, self._check_answer(event, value)))
         if accepted and runtime.run_id == lineage:
-            await self._refuse_answered_elsewhere(storage, lineage, [e.request_id for e, _ in accepted])
+            await self._refuse_answered_elsewhere(
+                storage, lineage, [e.request_id for e, _ in accepted]
+            )
         for event, value in accepted:
             runtime.pending.pop(event.request_id)
             runtime.answered.append(event.request_id)
@@ -551,6 +596,11 @@ class Workflow(WorkflowIntrospection):
                 f"request {event.request_id!r} expects a {describe_type(expected)} answer, got "
                 f"{type(value).__name__}: {value!r:.200}"
             )
+        # The asking executor may refuse an answer before the run takes it, leaving the request
+        # pending (an agent refuses a computer result that is not its call's).
+        asker = self._graph.executors.get(event.source_executor_id)
+        if asker is not None:
+            asker.check_response(event.data, converted)
         return converted
 
     async def _refuse_answered_elsewhere(
@@ -566,6 +616,37 @@ class Workflow(WorkflowIntrospection):
                     f"request {min(twice)!r} was already answered in this run (checkpoint "
                     f"{summary.checkpoint_id}); resume with a new run_id to answer it differently"
                 )
+
+    def as_agent(
+        self,
+        name: str | None = None,
+        *,
+        description: str | None = None,
+        context_providers: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        """This workflow as a Microsoft Agent Framework agent (``WorkflowAgent``): agent inputs
+        become a ``list[Message]`` for the start executor, outputs become the agent's answer and
+        requests become function calls the caller answers.
+
+        Args:
+            name: the agent's name (the workflow's by default).
+            description: the agent's description (the workflow's by default).
+            context_providers: MAF context providers whose hooks run around each call.
+            kwargs: passed on to MAF's ``BaseAgent``.
+
+        Raises:
+            ValueError: the start executor does not take a ``list[Message]``.
+        """
+        from .agents.workflow_agent import WorkflowAgent
+
+        return WorkflowAgent(
+            self,
+            name=name if name is not None else self.name,
+            description=description if description is not None else self.description,
+            context_providers=context_providers,
+            **kwargs,
+        )
 
     # ------------------------------------------------------------------------------ checkpoints
 
@@ -583,16 +664,13 @@ class Workflow(WorkflowIntrospection):
             messages=group_by_source(runtime.messages),
             state=dict(runtime.state),
             executor_states=await self._executor_states(),
-            edge_states={k: {s: list(v) for s, v in slot.items()} for k, slot in runtime.buffers.items()},
+            edge_states={
+                k: {s: list(v) for s, v in slot.items()} for k, slot in runtime.buffers.items()
+            },
             pending_request_info_events=dict(runtime.pending),
             answered_request_ids=list(runtime.answered),
             graph_signature=self._graph.signature,
-            # Plain text: the codec would tag an enum.
-            metadata=(
-                {"kind": kind.value}
-                if runtime.trace_carrier is None
-                else {"kind": kind.value, tracing.TRACE_KEY: runtime.trace_carrier}
-            ),
+            metadata=_metadata(runtime, kind),
         )
         await storage.save(checkpoint)
         runtime.last_checkpoint_id = checkpoint.checkpoint_id
@@ -604,8 +682,8 @@ class Workflow(WorkflowIntrospection):
             state = await executor.on_checkpoint_save()
             if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
                 raise CheckpointEncodeError(
-                    f"executor {executor_id!r}: on_checkpoint_save() must return a dict with string "
-                    f"keys, not {type(state).__name__}"
+                    f"executor {executor_id!r}: on_checkpoint_save() must return a dict with "
+                    f"string keys, not {type(state).__name__}"
                 )
             if state:
                 states[executor_id] = state
@@ -633,25 +711,35 @@ class Workflow(WorkflowIntrospection):
             return self.checkpoint
 
     async def _run_as_child(
-        self, *, message: Any = None, responses: Mapping[str, Any] | None = None
+        self,
+        *,
+        message: Any = None,
+        responses: Mapping[str, Any] | None = None,
+        parent: WorkflowContext[Any, Any] | None = None,
     ) -> WorkflowRunResult:
         """Run a new input, or answers, to completion or idle, writing no checkpoints.
 
         A new input while requests are pending joins the held run (same lineage) rather than
         starting a fresh one; the wrapper has already warned about the overlap in the parent.
+        The parent's agent arguments reach the child's agents, resolved against the child's
+        own executors (as in MAF).
         """
         own = self.checkpoint_storage
         self.checkpoint_storage = None
+        agent_args: dict[str, Any] = {}
+        pending: Awaitable[WorkflowRunResult]
+        if parent is not None:
+            agent_args = {"tools": parent.get_runtime_tools(), **parent.parent_run_kwargs()}
         try:
             runtime = self._runtime
             if message is not None and runtime is not None and runtime.pending:
                 start = self.start_executor
                 runtime.messages.append(WorkflowMessage(message, f"internal:{start.id}", start.id))
-                pending = self.run(responses={})
+                pending = self.run(responses={}, **agent_args)
             elif message is not None:
-                pending = self.run(message)
+                pending = self.run(message, **agent_args)
             else:
-                pending = self.run(responses=responses)
+                pending = self.run(responses=responses, **agent_args)
         finally:  # run() has picked its storage by now
             self.checkpoint_storage = own
         return await pending
@@ -686,14 +774,57 @@ class Workflow(WorkflowIntrospection):
         await self._restore_executors(restored)
         self._runtime = runtime
         self._status = (
-            WorkflowRunState.IDLE_WITH_PENDING_REQUESTS if runtime.pending else WorkflowRunState.IDLE
+            WorkflowRunState.IDLE_WITH_PENDING_REQUESTS
+            if runtime.pending
+            else WorkflowRunState.IDLE
         )
+
+
+_RUN_KWARGS_KEY = "run_kwargs"
+
+
+def _metadata(runtime: RunRuntime, kind: CheckpointKind) -> dict[str, Any]:
+    # Plain text for the kind: the codec would tag an enum.
+    metadata: dict[str, Any] = {"kind": kind.value}
+    if runtime.trace_carrier is not None:
+        metadata[tracing.TRACE_KEY] = runtime.trace_carrier
+    if runtime.run_kwargs:
+        metadata[_RUN_KWARGS_KEY] = run_kwargs.stored(runtime.run_kwargs)
+    return metadata
+
+
+class _AgentArgs:
+    """The agent arguments one ``run()`` call was given."""
+
+    __slots__ = ("kwargs", "tools")
+
+    def __init__(self, tools: Any, function_invocation: Any, client: Any) -> None:
+        self.tools = _tool_list(tools)
+        self.kwargs: dict[str, run_kwargs.Given] = {}
+        for kind, given in zip(run_kwargs.KWARG_KINDS, (function_invocation, client), strict=True):
+            if given is not None:
+                self.kwargs[kind] = run_kwargs.check(given, kind)
+
+    def apply(self, runtime: RunRuntime) -> None:
+        """New arguments replace the lineage's of the same kind; tools are this call's only."""
+        runtime.run_kwargs.update(self.kwargs)
+        runtime.tools = self.tools
+
+
+def _tool_list(tools: Any) -> list[Any] | None:
+    if tools is None:
+        return None
+    if isinstance(tools, (list, tuple)):
+        return list(tools)
+    return [tools]
 
 
 def _stored_carrier(value: Any) -> dict[str, str] | None:
     """A checkpoint's trace context, if it is one (text to text); anything else is ignored."""
-    if isinstance(value, dict) and value and all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    if (
+        isinstance(value, dict)
+        and value
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
     ):
         return dict(value)
     return None

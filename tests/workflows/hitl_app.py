@@ -68,7 +68,9 @@ class Approver(Executor):
     async def review(self, claim: ExpenseClaim, ctx: WorkflowContext[Never, str]) -> None:
         self.asked += 1
         await ctx.request_info(
-            ApprovalRequest(claim, "over the limit"), Decision, request_id=f"approve-{claim.employee}"
+            ApprovalRequest(claim, "over the limit"),
+            Decision,
+            request_id=f"approve-{claim.employee}",
         )
 
     @response_handler

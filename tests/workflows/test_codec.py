@@ -219,8 +219,14 @@ def test_an_int_too_long_for_json_text_round_trips_or_is_refused_by_name() -> No
 
 # --------------------------------------------------------------------------- hostile input
 
-EVIL_NAMES = ["os.system", "subprocess.Popen", "builtins.eval", "posix.system",
-              "http.server.HTTPServer", "antigravity.Thing"]
+EVIL_NAMES = [
+    "os.system",
+    "subprocess.Popen",
+    "builtins.eval",
+    "posix.system",
+    "http.server.HTTPServer",
+    "antigravity.Thing",
+]
 
 HOSTILE_DOCUMENTS: dict[str, Any] = {
     "unknown_tag": {"$t": "pickle", "v": "gASVBAAAAAAAAACMAWGULg=="},
@@ -243,13 +249,18 @@ HOSTILE_DOCUMENTS: dict[str, Any] = {
     "enum_dunder_member": {"$t": "enum", "name": f"{Colour.__module__}.Colour", "v": "__class__"},
     "enum_name_on_a_model": {"$t": "enum", "name": f"{Point.__module__}.Point", "v": "x"},
     "model_name_on_an_enum": {"$t": "model", "name": f"{Colour.__module__}.Colour", "v": {}},
-    "model_unknown_field": {"$t": "model", "name": f"{Point.__module__}.Point",
-                            "v": {"x": 1, "y": 2.0, "__class__": 3}},
+    "model_unknown_field": {
+        "$t": "model",
+        "name": f"{Point.__module__}.Point",
+        "v": {"x": 1, "y": 2.0, "__class__": 3},
+    },
     "model_missing_field": {"$t": "model", "name": f"{Point.__module__}.Point", "v": {"x": 1}},
     "model_fields_not_a_dict": {"$t": "model", "name": f"{Point.__module__}.Point", "v": [1, 2]},
     "model_name_not_a_string": {"$t": "model", "name": {"$t": "str", "v": ["os"]}, "v": {}},
-    **{f"unregistered_{name}": {"$t": "model", "name": name, "v": {"args": ["touch /tmp/x"]}}
-       for name in EVIL_NAMES},
+    **{
+        f"unregistered_{name}": {"$t": "model", "name": name, "v": {"args": ["touch /tmp/x"]}}
+        for name in EVIL_NAMES
+    },
     **{f"unregistered_enum_{name}": {"$t": "enum", "name": name, "v": "x"} for name in EVIL_NAMES},
     "nested_evil": {"ok": [1, 2, {"deep": {"$t": "model", "name": "os.system", "v": {}}}]},
 }
@@ -273,8 +284,8 @@ HOSTILE_TEXTS: dict[str, str | bytes] = {
     "deeply_nested_objects": '{"a":' * 100_000 + "1" + "}" * 100_000,
     "deeply_nested_tags": '{"$t":"tuple","v":[' * 5_000 + "]}" * 5_000,
     "nan_token": '{"x": NaN}',
-    "infinity_token": '[Infinity]',
-    "negative_infinity_token": '[-Infinity]',
+    "infinity_token": "[Infinity]",
+    "negative_infinity_token": "[-Infinity]",
     "lone_surrogate_escaped": '{"x": "\\ud800"}',
     "lone_low_surrogate_escaped": '["\\udfff tail"]',
     "lone_surrogate_as_key": '{"\\ud83d": 1}',
@@ -350,7 +361,10 @@ def test_a_pickle_envelope_from_another_framework_stays_inert_data(tmp_path: Pat
         def __reduce__(self) -> tuple[Any, ...]:
             return (marker.write_text, ("pwned",))
 
-    envelope = {"__pickled__": base64.b64encode(pickle.dumps(Boom())).decode(), "__type__": "os:system"}
+    envelope = {
+        "__pickled__": base64.b64encode(pickle.dumps(Boom())).decode(),
+        "__type__": "os:system",
+    }
     back = decode(codec.loads(json.dumps({"state": envelope})))
     assert back == {"state": envelope}
     assert not marker.exists()
@@ -391,8 +405,12 @@ def test_a_hostile_checkpoint_dict_raises_only_decode_error(name: str) -> None:
 
 def test_a_checkpoint_dict_with_wrongly_shaped_fields_is_refused() -> None:
     wrong_shapes = [
-        ("state", [1, 2]), ("executor_states", [1]), ("executor_states", {"worker": 5}),
-        ("edge_states", ["x"]), ("answered_request_ids", "abc"), ("metadata", []),
+        ("state", [1, 2]),
+        ("executor_states", [1]),
+        ("executor_states", {"worker": 5}),
+        ("edge_states", ["x"]),
+        ("answered_request_ids", "abc"),
+        ("metadata", []),
     ]
     accepted = []
     for field, value in wrong_shapes:
@@ -409,8 +427,10 @@ def test_a_checkpoint_dict_with_wrongly_shaped_fields_is_refused() -> None:
 def test_json_numbers_too_large_for_a_float_never_leak_from_the_parser() -> None:
     # "1e400" is not a NaN/Infinity token, but it parses to inf: it must not escape as such
     # into fields that need a finite number.
-    data = codec.loads(json.dumps(_valid_checkpoint_dict()).replace(
-        '"iteration_count":0', '"iteration_count":1e400').replace(
-        '"iteration_count": 0', '"iteration_count": 1e400'))
+    data = codec.loads(
+        json.dumps(_valid_checkpoint_dict())
+        .replace('"iteration_count":0', '"iteration_count":1e400')
+        .replace('"iteration_count": 0', '"iteration_count": 1e400')
+    )
     with pytest.raises(CheckpointDecodeError):
         WorkflowCheckpoint.from_dict(data)

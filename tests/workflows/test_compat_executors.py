@@ -239,9 +239,9 @@ async def test_executor_input_may_be_a_type_name() -> None:
         await ctx.yield_output(message.item)
 
     assert label.input_types == [Order]
-    assert (await WorkflowBuilder(start_executor=label).build().run(Order("pen"))).get_outputs() == [
-        "pen"
-    ]
+    assert (
+        await WorkflowBuilder(start_executor=label).build().run(Order("pen"))
+    ).get_outputs() == ["pen"]
 
 
 def test_a_function_executor_reports_its_type_as_function_executor() -> None:

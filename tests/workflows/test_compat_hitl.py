@@ -37,11 +37,14 @@ class Review:
 class Writer(Executor):
     @handler
     async def write(self, topic: str, ctx: WorkflowContext) -> None:
-        await ctx.request_info(request_data=Draft(f"about {topic}"), response_type=Review,
-                               request_id=f"review-{topic}")
+        await ctx.request_info(
+            request_data=Draft(f"about {topic}"), response_type=Review, request_id=f"review-{topic}"
+        )
 
     @response_handler
-    async def reviewed(self, draft: Draft, review: Review, ctx: WorkflowContext[Never, str]) -> None:
+    async def reviewed(
+        self, draft: Draft, review: Review, ctx: WorkflowContext[Never, str]
+    ) -> None:
         verdict = "published" if review.approved else f"rejected ({review.note})"
         await ctx.yield_output(f"{draft.text}: {verdict} [{ctx.request_id}]")
 

@@ -82,7 +82,9 @@ async def test_a_new_message_keeps_requests_that_are_still_pending_and_warns() -
             await ctx.request_info(question, bool)
 
         @response_handler
-        async def answered(self, question: str, answer: bool, ctx: WorkflowContext[Never, str]) -> None:
+        async def answered(
+            self, question: str, answer: bool, ctx: WorkflowContext[Never, str]
+        ) -> None:
             await ctx.yield_output(f"{question}: {answer}")
 
     workflow = WorkflowBuilder(start_executor=Asker(id="asker")).build()

@@ -400,12 +400,17 @@ def answer_main() -> None:
     print(json.dumps(asyncio.run(answer_once())))
 
 
-def answer_in_another_process(folder: Path, checkpoint_id: str, request_id: str, answer: str) -> Any:
+def answer_in_another_process(
+    folder: Path, checkpoint_id: str, request_id: str, answer: str
+) -> Any:
     here = str(Path(__file__).parent)
     code = f"import sys; sys.path.insert(0, {here!r}); import {__name__} as m; m.answer_main()"
     done = subprocess.run(
         [sys.executable, "-c", code, str(folder), checkpoint_id, request_id, answer],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -427,7 +432,8 @@ async def test_inner_requests_are_answered_in_other_processes_from_parent_checkp
     third = answer_in_another_process(tmp_path, second["checkpoint_id"], q2_id, "milk")
 
     assert third == {
-        "requests": [], "outputs": ["report: tea: green + milk"],
+        "requests": [],
+        "outputs": ["report: tea: green + milk"],
         "checkpoint_id": third["checkpoint_id"],
     }
 
@@ -479,7 +485,9 @@ async def test_resume_refuses_a_changed_child_graph_naming_the_wrapper() -> None
     )
 
     assert changed.graph_signature_hash != parent.graph_signature_hash
-    with pytest.raises(GraphMismatchError, match=r"sub-workflow 'sub': executors added: \['extra'\]"):
+    with pytest.raises(
+        GraphMismatchError, match=r"sub-workflow 'sub': executors added: \['extra'\]"
+    ):
         await changed.run(checkpoint_id=pause)
 
 
@@ -519,9 +527,7 @@ async def test_new_input_while_the_child_waits_warns_and_keeps_both_requests(
     fan = Fan(id="fan")
     sub = WorkflowExecutor(email_workflow(), id="sub", propagate_request=True)
     collect = Collect()
-    parent = (
-        WorkflowBuilder(start_executor=fan).add_edge(fan, sub).add_edge(sub, collect).build()
-    )
+    parent = WorkflowBuilder(start_executor=fan).add_edge(fan, sub).add_edge(sub, collect).build()
 
     with caplog.at_level(logging.WARNING, logger="workflows.subworkflow"):
         first = await parent.run(["a@one.com", "b@two.com"])

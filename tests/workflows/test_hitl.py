@@ -87,7 +87,9 @@ async def test_a_request_leaves_the_run_idle_with_pending_requests() -> None:
     storage = InMemoryCheckpointStorage()
     result = await review_workflow(storage).run(["budget", "hire"])
     assert result.get_final_state() == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS
-    assert WorkflowRunState.IN_PROGRESS_PENDING_REQUESTS in [e.state for e in result.status_timeline()]
+    assert WorkflowRunState.IN_PROGRESS_PENDING_REQUESTS in [
+        e.state for e in result.status_timeline()
+    ]
     requests = result.get_request_info_events()
     assert [r.request_id for r in requests] == ["q-budget", "q-hire"]
     assert requests[0].data == Question("budget")
@@ -132,11 +134,17 @@ def hitl_app(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     return importlib.import_module("hitl_app")
 
 
-def answer_in_another_process(folder: Path, checkpoint_id: str, request_id: str, response: Any) -> dict[str, Any]:
+def answer_in_another_process(
+    folder: Path, checkpoint_id: str, request_id: str, response: Any
+) -> dict[str, Any]:
     code = f"import sys; sys.path.insert(0, {str(HERE)!r}); import hitl_app; hitl_app.answer_main()"
     done = subprocess.run(
         [sys.executable, "-c", code, str(folder), checkpoint_id, request_id, json.dumps(response)],
-        capture_output=True, text=True, timeout=60, cwd=folder, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=folder,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -170,7 +178,9 @@ async def test_a_paused_workflow_is_answered_by_a_new_workflow_in_another_proces
         "requests": [],
     }
     # The other process left the response-entry checkpoint and the final one behind.
-    after = await FileCheckpointStorage(tmp_path).list_checkpoints(workflow_name=hitl_app.WORKFLOW_NAME)
+    after = await FileCheckpointStorage(tmp_path).list_checkpoints(
+        workflow_name=hitl_app.WORKFLOW_NAME
+    )
     entry = next(cp for cp in after if cp.previous_checkpoint_id == pause_id)
     assert entry.metadata["kind"] == "responses"
     assert entry.iteration_count == pause_iteration
@@ -201,7 +211,9 @@ async def test_another_process_refuses_an_unknown_request_id(
     storage = FileCheckpointStorage(tmp_path)
     await hitl_app.build(storage).run(hitl_app.ExpenseClaim("cy", Decimal(1)))
     pause = await storage.get_latest(workflow_name=hitl_app.WORKFLOW_NAME)
-    report = answer_in_another_process(tmp_path, pause.checkpoint_id, "made-up", {"approved": True, "reviewer": "x"})
+    report = answer_in_another_process(
+        tmp_path, pause.checkpoint_id, "made-up", {"approved": True, "reviewer": "x"}
+    )
     assert report["error"] == "UnknownRequestError" and "made-up" in report["message"]
 
 
@@ -213,14 +225,18 @@ async def test_an_unknown_request_id_is_refused_and_changes_nothing() -> None:
     _, pause_id = await paused(storage, ["budget"])
     before = await storage.list_checkpoint_ids()
     with pytest.raises(UnknownRequestError, match="nope") as caught:
-        await review_workflow(storage).run(checkpoint_id=pause_id, responses={"nope": Verdict(True)})
+        await review_workflow(storage).run(
+            checkpoint_id=pause_id, responses={"nope": Verdict(True)}
+        )
     assert "q-budget" in str(caught.value)  # the message lists what is pending
     assert await storage.list_checkpoint_ids() == before
 
 
 async def test_answering_a_fresh_instance_without_a_checkpoint_is_refused() -> None:
     with pytest.raises(UnknownRequestError, match="checkpoint_id"):
-        await review_workflow(InMemoryCheckpointStorage()).run(responses={"q-budget": Verdict(True)})
+        await review_workflow(InMemoryCheckpointStorage()).run(
+            responses={"q-budget": Verdict(True)}
+        )
 
 
 async def test_a_wrong_response_type_is_refused_and_changes_nothing() -> None:
@@ -229,7 +245,9 @@ async def test_a_wrong_response_type_is_refused_and_changes_nothing() -> None:
     before = await storage.list_checkpoint_ids()
     for wrong in ["yes", 1, {"unknown_field": 1}, ["approved"], None]:
         with pytest.raises(ResponseTypeError) as caught:
-            await review_workflow(storage).run(checkpoint_id=pause_id, responses={"q-budget": wrong})
+            await review_workflow(storage).run(
+                checkpoint_id=pause_id, responses={"q-budget": wrong}
+            )
         assert isinstance(caught.value, TypeError) and isinstance(caught.value, RequestError)
         assert "q-budget" in str(caught.value)
     assert await storage.list_checkpoint_ids() == before
@@ -271,11 +289,15 @@ async def test_a_second_answer_in_the_same_instance_is_refused() -> None:
 async def test_a_second_answer_from_another_instance_is_refused(
     storage_kind: str, tmp_path: Path
 ) -> None:
-    storage = InMemoryCheckpointStorage() if storage_kind == "memory" else FileCheckpointStorage(tmp_path)
+    storage = (
+        InMemoryCheckpointStorage() if storage_kind == "memory" else FileCheckpointStorage(tmp_path)
+    )
     _, pause_id = await paused(storage, ["a"])
     await review_workflow(storage).run(checkpoint_id=pause_id, responses={"q-a": Verdict(True)})
     with pytest.raises(RequestAlreadyAnsweredError, match="q-a"):
-        await review_workflow(storage).run(checkpoint_id=pause_id, responses={"q-a": Verdict(False)})
+        await review_workflow(storage).run(
+            checkpoint_id=pause_id, responses={"q-a": Verdict(False)}
+        )
 
 
 async def test_a_request_answered_twice_in_a_forked_lineage_is_allowed() -> None:
@@ -299,7 +321,9 @@ async def test_responses_with_a_new_message_are_refused() -> None:
 async def test_a_partial_answer_leaves_the_rest_pending() -> None:
     storage = InMemoryCheckpointStorage()
     _, pause_id = await paused(storage, ["a", "b", "c"])
-    result = await review_workflow(storage).run(checkpoint_id=pause_id, responses={"q-b": Verdict(True)})
+    result = await review_workflow(storage).run(
+        checkpoint_id=pause_id, responses={"q-b": Verdict(True)}
+    )
     assert result.get_outputs() == ["b=yes by anonymous (q-b)"]
     assert result.get_final_state() == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS
     latest = await storage.get_latest(workflow_name="review")
@@ -331,7 +355,9 @@ async def test_answers_write_a_response_entry_checkpoint_at_the_pause_iteration(
     storage = InMemoryCheckpointStorage()
     _, pause_id = await paused(storage, ["a", "b"])
     pause = await storage.load(pause_id)
-    result = await review_workflow(storage).run(checkpoint_id=pause_id, responses={"q-a": Verdict(True)})
+    result = await review_workflow(storage).run(
+        checkpoint_id=pause_id, responses={"q-a": Verdict(True)}
+    )
     entry = await storage.load(result.get_checkpoint_ids()[0])
     entry = await storage.load(entry.previous_checkpoint_id)
     assert entry.previous_checkpoint_id == pause_id
@@ -359,15 +385,21 @@ class Reviser(Executor):
         await ctx.request_info(Question(draft), Verdict, request_id="review-doc-1")
 
     @response_handler
-    async def reviewed(self, question: Question, verdict: Verdict, ctx: WorkflowContext[Never, str]) -> None:
+    async def reviewed(
+        self, question: Question, verdict: Verdict, ctx: WorkflowContext[Never, str]
+    ) -> None:
         self.rounds += 1
         if verdict.approved:
             await ctx.yield_output(f"accepted after {self.rounds}")
         else:
-            await ctx.request_info(Question(question.text + "+"), Verdict, request_id="review-doc-1")
+            await ctx.request_info(
+                Question(question.text + "+"), Verdict, request_id="review-doc-1"
+            )
 
 
-async def test_a_request_id_asked_again_after_its_answer_is_answerable_or_refused_when_asked() -> None:
+async def test_a_request_id_asked_again_after_its_answer_is_answerable_or_refused_when_asked() -> (
+    None
+):
     # Either the second ask with a used id fails at once, or its answer is accepted; a pending
     # request that can never be answered would strand the run.
     workflow = WorkflowBuilder(

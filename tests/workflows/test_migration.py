@@ -112,7 +112,9 @@ def counter_replaced(storage: Any) -> Any:
 
 
 def counter_alone(storage: Any) -> Any:
-    return WorkflowBuilder(start_executor=Counter(), checkpoint_storage=storage, name="spend").build()
+    return WorkflowBuilder(
+        start_executor=Counter(), checkpoint_storage=storage, name="spend"
+    ).build()
 
 
 def without_a_reviewer(storage: Any) -> Any:
@@ -133,7 +135,9 @@ async def paused_on_version_1(storage: InMemoryCheckpointStorage) -> WorkflowChe
 async def one_superstep_in(storage: InMemoryCheckpointStorage) -> WorkflowCheckpoint:
     """The checkpoint after the counter ran: a message to the reviewer is in flight."""
     await version_1(storage).run(250)
-    checkpoints = sorted(await storage.list_checkpoints(workflow_name="spend"), key=lambda c: c.iteration_count)
+    checkpoints = sorted(
+        await storage.list_checkpoints(workflow_name="spend"), key=lambda c: c.iteration_count
+    )
     return next(c for c in checkpoints if "counter" in c.messages)
 
 
@@ -145,7 +149,9 @@ async def test_the_same_graph_needs_no_migration() -> None:
     assert report.changes == "" and report.blockers == ()
 
 
-async def test_an_added_executor_is_compatible_and_the_paused_run_finishes_on_the_new_graph() -> None:
+async def test_an_added_executor_is_compatible_and_the_paused_run_finishes_on_the_new_graph() -> (
+    None
+):
     storage = InMemoryCheckpointStorage()
     paused = await paused_on_version_1(storage)
     new = with_a_notifier(storage)
@@ -235,7 +241,9 @@ async def test_a_pending_request_whose_executor_is_gone_blocks_the_move() -> Non
 async def test_a_message_in_flight_with_nowhere_to_go_blocks_the_move() -> None:
     storage = InMemoryCheckpointStorage()
     earlier = await one_superstep_in(storage)
-    assert check_checkpoint_migration(earlier, without_a_reviewer(storage)).compatible  # notifier takes ints
+    assert check_checkpoint_migration(
+        earlier, without_a_reviewer(storage)
+    ).compatible  # notifier takes ints
     (blocker,) = check_checkpoint_migration(earlier, counter_alone(storage)).blockers
     assert blocker == "int message from 'counter': nothing in the new graph takes it"
     moved = migrate_checkpoint(earlier, counter_alone(storage), discard_unmatched=True)

@@ -41,8 +41,11 @@ def test_every_exception_is_re_exported() -> None:
     missing = set(exceptions.__all__) - set(workflows.__all__)
     assert not missing, f"exceptions not exported: {sorted(missing)}"
     errors = {
-        name for name, value in vars(exceptions).items()
-        if inspect.isclass(value) and issubclass(value, Exception) and value.__module__ == exceptions.__name__
+        name
+        for name, value in vars(exceptions).items()
+        if inspect.isclass(value)
+        and issubclass(value, Exception)
+        and value.__module__ == exceptions.__name__
     }
     assert errors <= set(workflows.__all__)
 
@@ -50,9 +53,20 @@ def test_every_exception_is_re_exported() -> None:
 def test_the_author_api_and_the_storage_author_api_are_apart() -> None:
     # What only storage authors need (the record/parts split, the codec) is not in the author
     # API; the storages an author builds a workflow with are in both.
-    storage_only = {"CheckpointSummary", "SummaryStorage", "PartCache", "SplitCheckpoint",
-                    "split_checkpoint", "join_checkpoint", "summarize_record", "encode",
-                    "decode", "dumps", "loads", "resolve_type_name"}
+    storage_only = {
+        "CheckpointSummary",
+        "SummaryStorage",
+        "PartCache",
+        "SplitCheckpoint",
+        "split_checkpoint",
+        "join_checkpoint",
+        "summarize_record",
+        "encode",
+        "decode",
+        "dumps",
+        "loads",
+        "resolve_type_name",
+    }
     assert storage_only <= set(storage.__all__)
     assert not storage_only & set(workflows.__all__)
     assert {"CheckpointStorage", "FileCheckpointStorage", "InMemoryCheckpointStorage"} <= (
@@ -86,12 +100,13 @@ def test_every_engine_module_imports_on_its_own() -> None:
         importlib.import_module(info.name)
 
 
-def test_importing_the_engine_does_not_import_django_or_pytest() -> None:
+def test_importing_the_engine_does_not_import_django_pytest_or_the_agent_layer() -> None:
     code = (
         "import workflows, sys; "
         "assert 'django' not in sys.modules, 'django'; "
         "assert 'pytest' not in sys.modules, 'pytest'; "
-        "assert 'pydantic' not in sys.modules, 'pydantic'"
+        "assert 'pydantic' not in sys.modules, 'pydantic'; "
+        "assert 'agent_framework' not in sys.modules, 'agent_framework'"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
@@ -102,7 +117,10 @@ def test_importing_the_engine_does_not_import_django_or_pytest() -> None:
 def test_the_exact_django_check_of_the_issue_holds() -> None:
     done = subprocess.run(
         [sys.executable, "-c", "import workflows, sys; assert 'django' not in sys.modules"],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
 

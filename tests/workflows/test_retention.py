@@ -12,11 +12,11 @@ from workflows import (
     CheckpointStorage,
     FileCheckpointStorage,
     InMemoryCheckpointStorage,
-    RequestInfoEvent,
     WorkflowCheckpoint,
     prune,
 )
 from workflows.testing import counting_workflow, make_checkpoint
+from workflows.testing_retention import EngineRetention, RetentionContract, pending_request
 
 NOW = dt.datetime.now(dt.UTC)
 
@@ -33,16 +33,22 @@ class ListingOnlyStorage:
     async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
         return await self._inner.load(checkpoint_id)
 
-    async def list_checkpoints(self, *, workflow_name: str | None = None, run_id: str | None = None) -> list[WorkflowCheckpoint]:
+    async def list_checkpoints(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> list[WorkflowCheckpoint]:
         return await self._inner.list_checkpoints(workflow_name=workflow_name, run_id=run_id)
 
-    async def list_checkpoint_ids(self, *, workflow_name: str | None = None, run_id: str | None = None) -> list[str]:
+    async def list_checkpoint_ids(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> list[str]:
         return await self._inner.list_checkpoint_ids(workflow_name=workflow_name, run_id=run_id)
 
     async def delete(self, checkpoint_id: str) -> bool:
         return await self._inner.delete(checkpoint_id)
 
-    async def get_latest(self, *, workflow_name: str | None = None, run_id: str | None = None) -> WorkflowCheckpoint | None:
+    async def get_latest(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> WorkflowCheckpoint | None:
         return await self._inner.get_latest(workflow_name=workflow_name, run_id=run_id)
 
 
@@ -57,18 +63,19 @@ def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     return made
 
 
+class TestEngineStoragesKeepTheRetentionContract(RetentionContract):
+    """The scenarios the dashboard's database retention is held to, on the engine's storages."""
+
+    @pytest.fixture(params=["memory", "file"])
+    def retention(self, request: pytest.FixtureRequest, tmp_path: Path) -> EngineRetention:
+        if request.param == "memory":
+            return EngineRetention(InMemoryCheckpointStorage)
+        return EngineRetention(lambda: FileCheckpointStorage(tmp_path))
+
+
 def aged(days: float, **fields: Any) -> WorkflowCheckpoint:
     fields.setdefault("timestamp", (NOW - dt.timedelta(days=days)).isoformat())
     return make_checkpoint(**fields)
-
-
-def pending(request_id: str) -> dict[str, RequestInfoEvent]:
-    return {
-        request_id: RequestInfoEvent(
-            "request_info", data="approve?", request_id=request_id,
-            source_executor_id="gate", request_type=str, response_type=bool,
-        )
-    }
 
 
 async def save_run(storage: Any, run_id: str, days: list[float], **extra: Any) -> list[str]:
@@ -130,7 +137,9 @@ async def test_the_newest_checkpoint_of_a_run_is_never_deleted(storage: Any) -> 
 
 
 async def test_a_checkpoint_with_pending_requests_is_never_deleted(storage: Any) -> None:
-    waiting = aged(50, run_id="a", iteration_count=1, pending_request_info_events=pending("q1"))
+    waiting = aged(
+        50, run_id="a", iteration_count=1, pending_request_info_events=pending_request("q1")
+    )
     older = aged(60, run_id="a", iteration_count=0)
     newest = aged(40, run_id="a", iteration_count=2)
     for checkpoint in (older, waiting, newest):
@@ -139,6 +148,23 @@ async def test_a_checkpoint_with_pending_requests_is_never_deleted(storage: Any)
     assert report.deleted == [older.checkpoint_id]
     assert waiting.checkpoint_id in report.protected
     assert await storage.list_checkpoint_ids() == [waiting.checkpoint_id, newest.checkpoint_id]
+
+
+async def test_a_checkpoint_a_fork_started_from_is_never_deleted(storage: Any) -> None:
+    parent = await save_run(storage, "a", [60, 50, 40, 30])
+    fork = aged(20, run_id="f", iteration_count=2, previous_checkpoint_id=parent[1])
+    await storage.save(fork)
+    report = await prune(storage, run_id="a", keep_last=1)
+    assert sorted(report.deleted) == sorted([parent[0], parent[2]])
+    assert parent[1] in report.protected
+    assert await storage.list_checkpoint_ids(run_id="a") == [parent[1], parent[3]]
+
+
+async def test_checkpoints_tied_for_newest_are_all_kept(storage: Any) -> None:
+    ids = await save_run(storage, "a", [9, 1, 1])
+    report = await prune(storage, keep_last=1)
+    assert report.deleted == ids[:1]
+    assert sorted(report.protected) == sorted(ids[1:])
 
 
 async def test_prune_limits_itself_to_a_workflow_or_a_run(storage: Any) -> None:
@@ -156,10 +182,14 @@ async def test_pruned_runs_still_resume_from_what_is_left(storage: Any) -> None:
     await prune(storage, keep_last=1)
     (latest,) = await storage.list_checkpoints(workflow_name="contract-counter")
     assert latest.iteration_count == 3
-    assert (await counting_workflow(storage).run(checkpoint_id=latest.checkpoint_id)).get_final_state().value == "IDLE"
+    assert (
+        await counting_workflow(storage).run(checkpoint_id=latest.checkpoint_id)
+    ).get_final_state().value == "IDLE"
 
 
-@pytest.mark.parametrize("arguments", [{}, {"keep_last": -1}, {"keep_last": 1.5}, {"older_than": 7}])
+@pytest.mark.parametrize(
+    "arguments", [{}, {"keep_last": -1}, {"keep_last": 1.5}, {"older_than": 7}]
+)
 async def test_prune_refuses_meaningless_arguments(arguments: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         await prune(InMemoryCheckpointStorage(), **arguments)

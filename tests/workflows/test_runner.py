@@ -84,7 +84,9 @@ def loop_workflow(storage: Any = None, *, limit: int | None = 5, max_iterations:
     looper = Looper(limit=limit)
     return (
         WorkflowBuilder(
-            start_executor=looper, checkpoint_storage=storage, name="loop",
+            start_executor=looper,
+            checkpoint_storage=storage,
+            name="loop",
             max_iterations=max_iterations,
         )
         .add_edge(looper, looper)
@@ -429,7 +431,9 @@ async def test_one_failing_handler_cancels_its_siblings_in_the_superstep() -> No
     assert cancelled.is_set()
 
 
-async def test_unstorable_state_fails_the_run_naming_the_key_and_keeps_the_last_checkpoint() -> None:
+async def test_unstorable_state_fails_the_run_naming_the_key_and_keeps_the_last_checkpoint() -> (
+    None
+):
     class Hoarder(Executor):
         @handler
         async def keep(self, n: int, ctx: WorkflowContext[int]) -> None:
@@ -457,9 +461,11 @@ async def test_on_checkpoint_save_must_return_a_dict_with_string_keys() -> None:
             return [1, 2]
 
     sloppy, end = Sloppy("sloppy"), Sink(id="end")
-    workflow = WorkflowBuilder(
-        start_executor=sloppy, checkpoint_storage=InMemoryCheckpointStorage()
-    ).add_edge(sloppy, end).build()
+    workflow = (
+        WorkflowBuilder(start_executor=sloppy, checkpoint_storage=InMemoryCheckpointStorage())
+        .add_edge(sloppy, end)
+        .build()
+    )
     with pytest.raises(CheckpointEncodeError, match="'sloppy'"):
         await workflow.run(1)
 
@@ -505,7 +511,11 @@ async def test_a_message_from_an_executor_without_edges_becomes_a_warning() -> N
 
 async def test_a_message_every_condition_refuses_becomes_a_warning() -> None:
     start, sink = Relay("start"), Sink(id="sink")
-    workflow = WorkflowBuilder(start_executor=start).add_edge(start, sink, condition=lambda n: n > 100).build()
+    workflow = (
+        WorkflowBuilder(start_executor=start)
+        .add_edge(start, sink, condition=lambda n: n > 100)
+        .build()
+    )
     result = await workflow.run(1)
     assert result.get_outputs() == []
     (warning,) = warnings_of(result)
@@ -544,8 +554,12 @@ async def test_the_most_specific_handler_wins_whatever_the_method_names() -> Non
 
     workflow = WorkflowBuilder(start_executor=Picky(id="picky")).build()
     for message, expected in [
-        (True, "bool:True"), (7, "int:7"), ("x", "object:'x'"),
-        (Animal("cat"), "animal:cat"), (Dog("rex"), "dog:rex"), (1.5, "object:1.5"),
+        (True, "bool:True"),
+        (7, "int:7"),
+        ("x", "object:'x'"),
+        (Animal("cat"), "animal:cat"),
+        (Dog("rex"), "dog:rex"),
+        (1.5, "object:1.5"),
     ]:
         assert (await workflow.run(message)).get_outputs() == [expected]
 
@@ -565,7 +579,9 @@ async def test_max_iterations_stops_a_run_that_does_not_converge() -> None:
         async for event in workflow.run(0, stream=True):
             events.append(event)
     assert [e.iteration for e in events if e.type == "superstep_completed"] == [1, 2, 3, 4, 5]
-    assert events[-2].type == "failed" and events[-2].details.error_type == "WorkflowConvergenceError"
+    assert (
+        events[-2].type == "failed" and events[-2].details.error_type == "WorkflowConvergenceError"
+    )
     assert workflow.status == WorkflowRunState.FAILED
 
 
@@ -590,7 +606,12 @@ async def test_a_run_writes_an_entry_checkpoint_and_one_per_superstep() -> None:
     result = await loop_workflow(storage, limit=3).run(1)
     checkpoints = await storage.list_checkpoints(workflow_name="loop")
     assert [c.iteration_count for c in checkpoints] == [0, 1, 2, 3]
-    assert [c.metadata["kind"] for c in checkpoints] == ["entry", "superstep", "superstep", "superstep"]
+    assert [c.metadata["kind"] for c in checkpoints] == [
+        "entry",
+        "superstep",
+        "superstep",
+        "superstep",
+    ]
     entry = checkpoints[0]
     (message,) = entry.messages["internal:loop"]
     assert (message.data, message.source_id, message.target_id) == (1, "internal:loop", "loop")
@@ -861,10 +882,18 @@ async def test_a_stream_can_be_iterated_directly_or_awaited_first() -> None:
     awaited = [e.type async for e in stream]
     assert direct == awaited
     assert direct == [
-        "started", "status",
-        "superstep_started", "executor_invoked", "executor_completed", "superstep_completed",
-        "superstep_started", "executor_invoked", "output", "executor_completed",
-        "superstep_completed", "status",
+        "started",
+        "status",
+        "superstep_started",
+        "executor_invoked",
+        "executor_completed",
+        "superstep_completed",
+        "superstep_started",
+        "executor_invoked",
+        "output",
+        "executor_completed",
+        "superstep_completed",
+        "status",
     ]
 
 
@@ -879,7 +908,9 @@ async def test_a_stream_delivers_events_while_handlers_are_still_running() -> No
             await ctx.yield_output("released")
 
     outputs = []
-    async for event in WorkflowBuilder(start_executor=Waiter(id="waiter")).build().run(1, stream=True):
+    async for event in (
+        WorkflowBuilder(start_executor=Waiter(id="waiter")).build().run(1, stream=True)
+    ):
         if event.type == "waiting":
             seen.set()
         if event.type == "output":
@@ -890,7 +921,8 @@ async def test_a_stream_delivers_events_while_handlers_are_still_running() -> No
 async def test_status_events_trace_the_run_states() -> None:
     result = await loop_workflow(limit=1).run(1)
     assert [e.state for e in result.status_timeline()] == [
-        WorkflowRunState.IN_PROGRESS, WorkflowRunState.IDLE
+        WorkflowRunState.IN_PROGRESS,
+        WorkflowRunState.IDLE,
     ]
     assert all(e.type == "status" for e in result.status_timeline())
 
@@ -1123,8 +1155,9 @@ def test_build_warns_about_a_declared_output_without_outgoing_edges(
     with caplog.at_level(logging.WARNING, logger="workflows.validation"):
         workflow = WorkflowBuilder(start_executor=Relay("lonely")).build()
     assert workflow.start_executor_id == "lonely"
-    assert any("'lonely'" in r.getMessage() and "no outgoing" in r.getMessage()
-               for r in caplog.records)
+    assert any(
+        "'lonely'" in r.getMessage() and "no outgoing" in r.getMessage() for r in caplog.records
+    )
 
 
 def test_build_refuses_an_unknown_executor_id() -> None:

@@ -124,7 +124,8 @@ async def test_lesson_resumes_from_a_superstep_boundary_into_fresh_executors(
     await lesson()
     storage = FileCheckpointStorage("./checkpoints")
     after_s1 = next(
-        cp for cp in await storage.list_checkpoints(workflow_name=WORKFLOW_NAME)
+        cp
+        for cp in await storage.list_checkpoints(workflow_name=WORKFLOW_NAME)
         if cp.iteration_count == 1
     )
     s1, s2 = AddOne(id="s1"), TimesTen(id="s2")

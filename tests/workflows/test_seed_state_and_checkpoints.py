@@ -252,15 +252,19 @@ async def test_resuming_into_a_fresh_workflow_restores_the_pre_resume_state(
     storage = FileCheckpointStorage(tmp_path)
     await run_workflow(storage, 10.0, 5.0)
     after_request = next(
-        cp for cp in await storage.list_checkpoints(workflow_name=WORKFLOW_NAME)
+        cp
+        for cp in await storage.list_checkpoints(workflow_name=WORKFLOW_NAME)
         if cp.iteration_count == 1
     )
     assert after_request.executor_states["return-request"] == {"refund_amount": 15.0}
     # A separate storage object on the same folder: nothing is shared in memory.
     fresh_storage = FileCheckpointStorage(tmp_path)
-    assert await resume_from_checkpoint(
-        fresh_storage, after_request.checkpoint_id, resume_initial_refund=999.0
-    ) == 15.0
+    assert (
+        await resume_from_checkpoint(
+            fresh_storage, after_request.checkpoint_id, resume_initial_refund=999.0
+        )
+        == 15.0
+    )
 
 
 async def test_in_memory_storage_gives_the_same_replay_result_as_files(tmp_path: Path) -> None:
@@ -307,7 +311,9 @@ async def test_the_documents_executor_alone_builds_runs_and_checkpoints_its_refu
     # Entry, after the handler, after the dropped float: as in MAF.
     assert [cp.iteration_count for cp in checkpoints] == [0, 1, 2]
     assert [cp.executor_states["return-request"]["refund_amount"] for cp in checkpoints] == [
-        10.0, 15.0, 15.0,
+        10.0,
+        15.0,
+        15.0,
     ]
 
 
@@ -335,7 +341,8 @@ async def test_storage_at_run_time_resumes_a_workflow_built_without_storage(
     events = [event async for event in run]
 
     assert [e.type for e in events if e.type.startswith("executor_")] == [
-        "executor_invoked", "executor_completed",
+        "executor_invoked",
+        "executor_completed",
     ]
     assert workflow.executors["return-request"].refund_amount == 15.0
     # The resumed run saves its own checkpoints into the storage it was given.
@@ -464,12 +471,14 @@ async def test_checkpoints_pile_up_nothing_is_deleted_automatically(tmp_path: Pa
 
 def in_a_fresh_interpreter(*args: str) -> dict[str, Any]:
     code = (
-        f"import sys; sys.path.insert(0, {str(HERE)!r}); "
-        "import seed_return_approval as m; m.cli()"
+        f"import sys; sys.path.insert(0, {str(HERE)!r}); import seed_return_approval as m; m.cli()"
     )
     done = subprocess.run(
         [sys.executable, "-c", code, *args],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -493,8 +502,12 @@ def test_a_paused_return_is_resumed_in_another_process_from_checkpoint_id_and_ap
 
     # Only the two ids cross the gap, as in the capstone's hitl_requests row.
     resumed = in_a_fresh_interpreter(
-        "approve", str(tmp_path), finalize,
-        paused["checkpoint_id"], paused["request_id"], json.dumps(approval),
+        "approve",
+        str(tmp_path),
+        finalize,
+        paused["checkpoint_id"],
+        paused["request_id"],
+        json.dumps(approval),
     )
     assert resumed == {
         "pending": {paused["request_id"]: 15.0},

@@ -74,7 +74,9 @@ async def test_atomic_write_leaves_no_temporary_files(tmp_path: Path) -> None:
     for i in range(5):
         await storage.save(make_checkpoint(seconds=i, state={"i": i, **big_state(str(i))}))
     await storage.delete((await storage.list_checkpoint_ids())[0])
-    leftovers = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix not in (".json", ".jsonl")]
+    leftovers = [
+        p for p in tmp_path.rglob("*") if p.is_file() and p.suffix not in (".json", ".jsonl")
+    ]
     assert leftovers == []
 
 
@@ -258,9 +260,7 @@ CORRUPTIONS = {
 }
 
 
-async def _save_then_corrupt(
-    tmp_path: Path, damage: str
-) -> tuple[FileCheckpointStorage, str, str]:
+async def _save_then_corrupt(tmp_path: Path, damage: str) -> tuple[FileCheckpointStorage, str, str]:
     storage = FileCheckpointStorage(tmp_path)
     good = make_checkpoint(seconds=1)
     bad = make_checkpoint(seconds=2)

@@ -126,7 +126,9 @@ async def test_superstep_spans_name_the_checkpoint_they_wrote(spans: InMemorySpa
     storage = InMemoryCheckpointStorage()
     await fan_out(storage).run(1)
     saved = {c.checkpoint_id for c in await storage.list_checkpoints(workflow_name="fan")}
-    named_ids = {s.attributes["superstep.checkpoint_id"] for s in named(spans, "workflow.superstep")}  # type: ignore[index]
+    named_ids = {
+        s.attributes["superstep.checkpoint_id"] for s in named(spans, "workflow.superstep")
+    }  # type: ignore[index]
     assert named_ids <= saved and len(named_ids) == 2
 
 
@@ -168,7 +170,9 @@ async def test_a_failing_handler_marks_its_span_its_superstep_and_the_run(
     workflow = WorkflowBuilder(start_executor=start, name="boom").add_edge(start, boom).build()
     with pytest.raises(ValueError, match="no 3"):
         await workflow.run(3)
-    (failed,) = [s for s in named(spans, "executor.process") if s.attributes["executor.id"] == "boom"]  # type: ignore[index]
+    (failed,) = [
+        s for s in named(spans, "executor.process") if s.attributes["executor.id"] == "boom"
+    ]  # type: ignore[index]
     assert failed.status.status_code == StatusCode.ERROR
     assert any(e.name == "exception" for e in failed.events)
     assert named(spans, "workflow.superstep")[-1].status.status_code == StatusCode.ERROR
@@ -217,18 +221,28 @@ async def main():
 
 asyncio.run(main())
 """
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
     assert done.returncode == 0, done.stderr
 
 
-@pytest.mark.parametrize("carrier, expected", [
-    ({"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}, "4bf92f3577b34da6a3ce929d0e0e4736"),
-    ({"traceparent": "00-00000000000000000000000000000000-00f067aa0ba902b7-01"}, None),
-    ({"traceparent": "00-zzf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}, None),
-    ({"traceparent": 5}, None),
-    ({}, None),
-    (None, None),
-    ("traceparent", None),
-])
-def test_trace_id_of_reads_only_a_well_formed_traceparent(carrier: Any, expected: str | None) -> None:
+@pytest.mark.parametrize(
+    "carrier, expected",
+    [
+        (
+            {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+            "4bf92f3577b34da6a3ce929d0e0e4736",
+        ),
+        ({"traceparent": "00-00000000000000000000000000000000-00f067aa0ba902b7-01"}, None),
+        ({"traceparent": "00-zzf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}, None),
+        ({"traceparent": 5}, None),
+        ({}, None),
+        (None, None),
+        ("traceparent", None),
+    ],
+)
+def test_trace_id_of_reads_only_a_well_formed_traceparent(
+    carrier: Any, expected: str | None
+) -> None:
     assert engine_tracing.trace_id_of(carrier) == expected

@@ -20,9 +20,21 @@ from .. import codec
 from ..checkpoint import WorkflowCheckpoint
 from ..exceptions import CheckpointDecodeError
 from ..registry import TypeRegistry, default_registry
+from . import chunks
 from .protocol import CheckpointSummary
 
-__all__ = ["CHANGING_INLINE_LIMIT", "INLINE_LIMIT", "KnownPart", "PartCache", "SplitCheckpoint", "join_checkpoint", "split_checkpoint", "summarize_record"]
+__all__ = [
+    "CHANGING_INLINE_LIMIT",
+    "INLINE_LIMIT",
+    "KnownPart",
+    "PartCache",
+    "SplitCheckpoint",
+    "join_checkpoint",
+    "join_document",
+    "record_digests",
+    "split_checkpoint",
+    "summarize_record",
+]
 
 # Values shorter than this stay inside the record: a blob costs a lookup on every load.
 INLINE_LIMIT = 512
@@ -43,7 +55,7 @@ class SplitCheckpoint:
 
     @property
     def refs(self) -> list[str]:
-        return [digest for _, digest in self.record["blob_refs"]]
+        return record_digests(self.record)
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,10 @@ class KnownPart:
     text: str
     digest: str
     changed: bool = False  # its text differed from the one before
+    # Its conversations' chunks (workflows.storage.chunks): the blob_refs entries, and the
+    # (digest, text) of every chunk in them, in order.
+    chunk_entries: tuple[list[Any], ...] = ()
+    chunk_blobs: tuple[tuple[str, str], ...] = ()
 
 
 class PartCache:
@@ -84,7 +100,10 @@ def _live_parts(checkpoint: WorkflowCheckpoint) -> Iterator[tuple[Path, Any]]:
 
 
 _FIXED_PARTS: tuple[Path, ...] = (
-    ("messages",), ("pending_request_info_events",), ("edge_states",), ("graph_signature",)
+    ("messages",),
+    ("pending_request_info_events",),
+    ("edge_states",),
+    ("graph_signature",),
 )
 # marshal writes any object that exposes a buffer as plain bytes: bytes, bytearray,
 # memoryview, array, but also a bytes-mixin Enum or a registered model with __buffer__. Such
@@ -159,23 +178,35 @@ def split_checkpoint(
     # codec.encode_text); a placeholder keeps each one's place, so a part that turns out short
     # goes back inline where it was.
     large = {
-        path: value
-        for path, value in live
-        if path not in unchanged and not _surely_inline(value)
+        path: value for path, value in live if path not in unchanged and not _surely_inline(value)
     }
     doc = _without(checkpoint, unchanged, large).to_dict(registry=registry)
 
     digests = {path: kept.digest for path, kept in unchanged.items()}
     blobs = {kept.digest: kept.text for kept in unchanged.values()}
     size = sum(len(kept.text) for kept in unchanged.values())
+    chunk_refs: dict[Path, tuple[list[Any], ...]] = {}
+    for path, kept in unchanged.items():
+        if kept.chunk_entries:
+            chunk_refs[path] = kept.chunk_entries
+            blobs.update(kept.chunk_blobs)
+            size += sum(len(text) for _, text in kept.chunk_blobs)
     for path, value, text in _texts(doc, large, registry):
         if len(text) < INLINE_LIMIT:
             if path in large:
                 _put(doc, path, codec.encode(value, registry=registry, where=_describe(path)))
             continue
+        previous = known.get(path)
+        cut = _cut(path, value, text, large, previous, registry)
+        if cut is not None:
+            text = cut.text
+            chunk_refs[path] = cut.entries
+            blobs.update(cut.blobs)
+            size += sum(len(text) for _, text in cut.blobs)
+            if path in large:  # the part as stored is the cut copy, not the live value
+                large[path] = cut.tree
         # Compared as JSON text, not with ==: in Python 1 == 1.0 == True, and a part whose
         # number changed type must not be stored as the old one.
-        previous = known.get(path)
         repeated = previous is not None and previous.text == text
         if repeated:
             assert previous is not None
@@ -187,9 +218,12 @@ def split_checkpoint(
             fingerprint = None
         if cache is not None:
             changed = previous is not None and not repeated
-            known[path] = KnownPart(fingerprint, text, digest, changed)
+            entries, chunk_blobs = (cut.entries, cut.blobs) if cut is not None else ((), ())
+            known[path] = KnownPart(fingerprint, text, digest, changed, entries, chunk_blobs)
         if not repeated and len(text) < CHANGING_INLINE_LIMIT:
-            if path in large:
+            if cut is not None and path in large:
+                _put(doc, path, cut.tree)
+            elif path in large:
                 _put(doc, path, codec.encode(value, registry=registry, where=_describe(path)))
             continue
         digests[path] = digest
@@ -198,11 +232,58 @@ def split_checkpoint(
         _remove(doc, path)
     # In document order whatever the cache knew, so a load rebuilds the same key order.
     order = [path for path, _ in live] + list(_FIXED_PARTS)
-    doc["blob_refs"] = [[list(path), digests[path]] for path in order if path in digests]
+    refs: list[list[Any]] = []
+    for path in order:
+        if path in digests:
+            refs.append([list(path), digests[path]])
+        refs.extend(chunk_refs.get(path, ()))
+    doc["blob_refs"] = refs
     doc["pending_request_ids"] = list(checkpoint.pending_request_info_events)
     record_text = codec.dumps(doc)
     codec.check_text(record_text, "checkpoint")
     return SplitCheckpoint(doc, record_text, blobs, size + len(record_text))
+
+
+@dataclass(frozen=True)
+class _Cut:
+    tree: Any  # the part as stored: encoded, each conversation holding only its tail
+    text: str
+    entries: tuple[list[Any], ...]
+    blobs: tuple[tuple[str, str], ...]
+
+
+def _cut(
+    path: Path,
+    value: Any,
+    text: str,
+    large: dict[Path, Any],
+    previous: KnownPart | None,
+    registry: TypeRegistry,
+) -> _Cut | None:
+    """The part with its long conversations cut into chunks, or None when it has none."""
+    if len(text) < CHANGING_INLINE_LIMIT or not chunks.may_hold_conversation(text):
+        return None
+    # A fixed part is the document's own encoded value, cut in place; a live one is encoded.
+    tree = codec.encode(value, registry=registry, where=_describe(path)) if path in large else value
+    cuts = chunks.cut_conversations(tree)
+    if not cuts:
+        return None
+    # A closed chunk is the same text save after save: the last save's digest is reused.
+    known = dict(previous.chunk_blobs) if previous is not None else {}
+    by_text = {chunk_text: digest for digest, chunk_text in known.items()}
+    entries: list[list[Any]] = []
+    chunk_blobs: list[tuple[str, str]] = []
+    for inner, closed in cuts:
+        entry: list[Any] = [[*path, *inner, chunks.MARK]]
+        for chunk in closed:
+            chunk_text = codec.dumps(chunk)
+            digest = by_text.get(chunk_text)
+            if digest is None:
+                digest = hashlib.sha256(codec.check_text(chunk_text, _describe(path))).hexdigest()
+            entry.append(digest)
+            chunk_blobs.append((digest, chunk_text))
+        entries.append(entry)
+    return _Cut(tree, codec.dumps(tree), tuple(entries), tuple(chunk_blobs))
 
 
 def _texts(
@@ -255,19 +336,49 @@ def join_checkpoint(
     Raises:
         CheckpointDecodeError: the record or a blob is malformed, or a blob is missing.
     """
+    return WorkflowCheckpoint.from_dict(join_document(record, blob), registry=registry)
+
+
+def join_document(record: dict[str, Any], blob: Callable[[str], Any]) -> dict[str, Any]:
+    """The whole checkpoint document (the codec's JSON, nothing decoded) from its record:
+    every part put back from its blob, every long conversation from its chunks. The record
+    and the blobs are not changed.
+
+    Raises:
+        CheckpointDecodeError: the record is malformed, or ``blob`` raises it.
+    """
     if not isinstance(record, dict) or not isinstance(record.get("blob_refs"), list):
         raise CheckpointDecodeError("malformed checkpoint record")
     doc = dict(record)
     doc["state"] = dict(doc.get("state", {}))
     doc["executor_states"] = {k: dict(v) for k, v in doc.get("executor_states", {}).items()}
+    conversations = []
     for entry in record["blob_refs"]:
-        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str)):
+        if not (
+            isinstance(entry, list)
+            and len(entry) >= 2
+            and isinstance(entry[0], list)
+            and all(isinstance(digest, str) for digest in entry[1:])
+        ):
             raise CheckpointDecodeError("malformed blob reference in checkpoint record")
-        path, digest = entry
-        _put(doc, tuple(path), blob(digest))
+        if chunks.is_chunk_entry(entry):
+            conversations.append(entry)
+        elif len(entry) == 2:
+            _put(doc, tuple(entry[0]), blob(entry[1]))
+        else:
+            raise CheckpointDecodeError("malformed blob reference in checkpoint record")
+    # After the parts: a conversation's tail lives in its part, which may be a blob itself.
+    for path, *digests in conversations:
+        chunks.put_back(doc, path, [blob(digest) for digest in digests])
     doc.pop("blob_refs", None)
     doc.pop("pending_request_ids", None)
-    return WorkflowCheckpoint.from_dict(doc, registry=registry)
+    return doc
+
+
+def record_digests(record: dict[str, Any]) -> list[str]:
+    """Every blob digest a record refers to, in order: each part's, then each conversation
+    chunk's (an entry is ``[path, digest]`` or ``[path + ["*"], digest, ...]``)."""
+    return [digest for entry in record["blob_refs"] for digest in entry[1:]]
 
 
 def summarize_record(record: dict[str, Any], size_bytes: int) -> CheckpointSummary:
@@ -312,7 +423,10 @@ def _put(doc: dict[str, Any], path: Path, value: Any) -> None:
     elif len(path) == 3 and path[0] == "executor_states":
         doc["executor_states"].setdefault(path[1], {})[path[2]] = value
     elif len(path) == 1 and path[0] in (
-        "messages", "pending_request_info_events", "edge_states", "graph_signature"
+        "messages",
+        "pending_request_info_events",
+        "edge_states",
+        "graph_signature",
     ):
         doc[path[0]] = value
     else:

@@ -8,7 +8,8 @@ Layout of ``storage_path``::
     latest/                 the newest checkpoint per workflow and per run (see ``latest.py``)
 
 A checkpoint file carries the blobs it introduced (state values that changed), so one save is one
-atomic write: a temporary file, fsync, rename, fsync of the directory. The index is appended
+atomic write: a temporary file, fsync, rename, fsync of the directory (``os_support.py`` says
+what stands in for these where the OS lacks them). The index is appended
 without fsync: it is a cache of what the files say, repaired from the files when they disagree.
 It is read when first needed (a listing, a save, a delete), not when the storage is opened:
 ``get_latest`` of a workflow or a run reads its record and the checkpoint it names instead, so
@@ -33,9 +34,21 @@ from typing import Any, TypeVar
 
 from .. import codec
 from ..checkpoint import WorkflowCheckpoint
-from ..exceptions import CheckpointDecodeError, CheckpointError, CheckpointNotFoundError
+from ..exceptions import (
+    CheckpointDecodeError,
+    CheckpointError,
+    CheckpointNotFoundError,
+    UnregisteredTypeError,
+)
 from ..registry import AllowedTypes, TypeRegistry, default_registry
-from .document import PartCache, join_checkpoint, split_checkpoint, summarize_record
+from . import os_support
+from .document import (
+    PartCache,
+    join_checkpoint,
+    record_digests,
+    split_checkpoint,
+    summarize_record,
+)
 from .latest import Latest, LatestRecords
 from .latest import parse as parse_latest
 from .protocol import CheckpointSummary, instant
@@ -59,33 +72,25 @@ def atomic_write(path: Path, data: bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    os_support.sync_dir(path.parent)
 
 
 def durable_temp(path: Path, data: bytes) -> Path:
     """``data`` written and fsync'ed under a temporary name beside ``path``; returns that name."""
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os_support.O_BINARY, 0o644)
     try:
         try:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            os_support.sync_file(fd)
         finally:
             os.close(fd)
     except BaseException:
         tmp.unlink(missing_ok=True)  # a full disk must not leave half-written files behind
         raise
     return tmp
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class FileCheckpointStorage:
@@ -179,7 +184,8 @@ class FileCheckpointStorage:
                 return fd
             finalizer.detach()  # not ours any more: forget it without closing it
             self._index_file = None
-        fd = os.open(self._index_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os_support.O_BINARY
+        fd = os.open(self._index_path, flags, 0o644)
         stat = os.fstat(fd)
         self._index_file = (fd, (stat.st_dev, stat.st_ino), weakref.finalize(self, os.close, fd))
         return fd
@@ -268,9 +274,11 @@ class FileCheckpointStorage:
             try:
                 record, carried, size = self._read_file(self._dir / f"{cid}.json")
                 summary = summarize_record(record, size)
-                refs = [digest for _, digest in record["blob_refs"]]
+                refs = record_digests(record)
             except (CheckpointError, KeyError, TypeError, ValueError) as exc:
-                logger.warning("checkpoint file %s.json is unreadable and was skipped: %s", cid, exc)
+                logger.warning(
+                    "checkpoint file %s.json is unreadable and was skipped: %s", cid, exc
+                )
                 continue
             self._add(summary, refs, sorted(carried))
             self._append_index(self._save_entry(summary, refs, sorted(carried)))
@@ -281,7 +289,9 @@ class FileCheckpointStorage:
                 self._blob_home[path.stem] = ""
 
     @staticmethod
-    def _save_entry(summary: CheckpointSummary, refs: list[str], carried: list[str]) -> dict[str, Any]:
+    def _save_entry(
+        summary: CheckpointSummary, refs: list[str], carried: list[str]
+    ) -> dict[str, Any]:
         fields = dict(summary.__dict__)
         fields["pending_request_ids"] = list(summary.pending_request_ids)
         fields["answered_request_ids"] = list(summary.answered_request_ids)
@@ -386,14 +396,16 @@ class FileCheckpointStorage:
                     # The latest records move first: a crash before the rename leaves them
                     # naming a checkpoint that does not exist, which readers notice, never
                     # one older than a checkpoint that does.
-                    self._raise_latest(summary, Latest(summary.checkpoint_id, summary.timestamp, homes))
+                    self._raise_latest(
+                        summary, Latest(summary.checkpoint_id, summary.timestamp, homes)
+                    )
                     os.replace(tmp, path)
             except BaseException as exc:
                 tmp.unlink(missing_ok=True)
                 if isinstance(exc, Exception):  # not a dying process: put the records back
                     self._drop_latest(summary)
                 raise
-            await self._io(_fsync_dir, self._dir)
+            await self._io(os_support.sync_dir, self._dir)
         except BaseException:
             with self._lock:
                 self._reserve(piece.refs, -1)
@@ -491,6 +503,8 @@ class FileCheckpointStorage:
                 found = join_checkpoint(
                     record, lambda d: self._blob(d, carried, homes), registry=self._registry
                 )
+        except UnregisteredTypeError:
+            raise
         except CheckpointDecodeError:
             return None, False
         return found, False
@@ -581,8 +595,12 @@ class FileCheckpointStorage:
                 break
             except CheckpointNotFoundError:
                 continue
+            except UnregisteredTypeError:
+                raise  # intact, but not readable here: an older one would repeat its work
             except CheckpointDecodeError as exc:
-                logger.warning("checkpoint %s is unreadable and was skipped: %s", summary.checkpoint_id, exc)
+                logger.warning(
+                    "checkpoint %s is unreadable and was skipped: %s", summary.checkpoint_id, exc
+                )
         if key is not None and stale:
             self._heal_latest(*key, seen)
         return latest
@@ -598,7 +616,7 @@ class FileCheckpointStorage:
             summary = self._summaries.get(checkpoint_id)
             rehomed = self._rehome_carried(checkpoint_id, path)
             path.unlink(missing_ok=True)
-            _fsync_dir(self._dir)
+            os_support.sync_dir(self._dir)
             self._append_index({"op": "delete", "id": checkpoint_id, "rehomed": rehomed})
             for digest in rehomed:
                 self._blob_home[digest] = ""

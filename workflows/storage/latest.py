@@ -3,8 +3,9 @@
 ``latest/w-<hash of the workflow name>.json`` and ``latest/r-<hash of the run id>.json`` each
 hold ``{"id": ..., "ts": ..., "homes": {digest: checkpoint id}, "digest": ...}``: the newest
 checkpoint of that workflow or run, its timestamp, which files hold the values it shares with
-older checkpoints (so loading it needs no index), and a digest of those three. ``get_latest`` reads one of them and the checkpoint
-it names: two small reads, however many checkpoints the folder holds.
+older checkpoints (so loading it needs no index), and a digest of those three. ``get_latest``
+reads one of them and the checkpoint it names: two small reads, however many checkpoints the
+folder holds.
 
 Why the record can be trusted. It obeys one invariant: it names a checkpoint at least as new as
 every checkpoint of its workflow or run whose file exists. A save raises the record, and makes
@@ -22,18 +23,22 @@ So a record file, once there, is rewritten where it stands: its JSON ends with a
 rest (a write cut short by a crash, or read while half done, does not match and is not trusted),
 followed by spaces up to the file's size, which so stays put and leaves ``fdatasync`` only the
 data to flush.
+
+Where the OS lacks ``flock``, ``fdatasync``, ``pwrite`` or ``dir_fd``, ``os_support.py`` stands in
+for each with a call that keeps these guarantees, and says why it does.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from . import os_support
 
 __all__ = ["Latest", "LatestRecords"]
 
@@ -53,16 +58,14 @@ class LatestRecords:
     """The records of one storage folder. Callers serialize threads themselves; ``locked``
     adds the exclusion between processes (and between storage objects of one process).
 
-    Files are reached through a descriptor of the folder (``dir_fd``): a save touches them
-    five times, and resolving the folder's path each time would cost as much as the writes.
+    Files are reached through a descriptor of the folder (``dir_fd``) where the OS has it: a
+    save touches them five times, and resolving the folder's path each time would cost as much
+    as the writes.
     """
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        folder.mkdir(exist_ok=True)
-        self._fd: int | None = os.open(folder, os.O_RDONLY)
-        self._pid = os.getpid()
-        self._locked_fd = -1
+        self._files = os_support.Folder(folder)
         self._depth = 0
 
     def path(self, kind: str, name: str) -> Path:
@@ -73,15 +76,9 @@ class LatestRecords:
         digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:40]
         return f"{kind}-{digest}.json"
 
-    def _dir(self) -> int:
-        if self._fd is None or self._pid != os.getpid():
-            # A forked child shares its parent's open file, and so its lock: it opens its own.
-            self._fd, self._pid = os.open(self.folder, os.O_RDONLY), os.getpid()
-        return self._fd
-
     def read_raw(self, kind: str, name: str) -> bytes | None:
         try:
-            fd = os.open(self._name(kind, name), os.O_RDONLY, dir_fd=self._dir())
+            fd = self._files.open(self._name(kind, name), os.O_RDONLY)
         except FileNotFoundError:
             return None
         try:
@@ -98,13 +95,13 @@ class LatestRecords:
 
     def write(self, kind: str, name: str, latest: Latest | None) -> None:
         """Replace the record, durably (call under ``locked``); None removes it."""
-        folder, target = self._dir(), self._name(kind, name)
+        target = self._name(kind, name)
         if latest is None:
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(target, dir_fd=folder)
+                self._files.unlink(target)
             return
         sealed = seal(latest)
-        fd = os.open(target, os.O_RDWR | os.O_CREAT, 0o644, dir_fd=folder)
+        fd = self._files.open(target, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             size = os.fstat(fd).st_size
             room = -(-len(sealed) // _BLOCK) * _BLOCK
@@ -116,8 +113,8 @@ class LatestRecords:
             view = memoryview(data)
             offset = 0
             while offset < len(data):
-                offset += os.pwrite(fd, view[offset:], offset)
-            os.fdatasync(fd)
+                offset += os_support.pwrite(fd, view[offset:], offset)
+            os_support.sync_data(fd)
         finally:
             os.close(fd)
 
@@ -125,20 +122,17 @@ class LatestRecords:
     def locked(self) -> Iterator[None]:
         """The folder's exclusive lock; re-entrant within the caller's thread lock."""
         if self._depth == 0:
-            self._locked_fd = self._dir()
-            fcntl.flock(self._locked_fd, fcntl.LOCK_EX)
+            self._files.lock()
         self._depth += 1
         try:
             yield
         finally:
             self._depth -= 1
             if self._depth == 0:
-                fcntl.flock(self._locked_fd, fcntl.LOCK_UN)
+                self._files.unlock()
 
     def close(self) -> None:
-        if self._fd is not None and self._pid == os.getpid():
-            os.close(self._fd)
-        self._fd = None
+        self._files.close()
 
 
 def seal(latest: Latest) -> bytes:
