@@ -25,6 +25,7 @@ from dashboard.models import (
     AuditEntry,
     Checkpoint,
     CheckpointBlob,
+    ModelPrice,
     RetentionPolicy,
     RunEvent,
     WorkflowGrant,
@@ -67,7 +68,9 @@ class ReadOnlyAdmin(FitsAdmin):
         return False
 
 
-def _service_action(modeladmin: Any, request: HttpRequest, call: Any, items: Any, done: str) -> None:
+def _service_action(
+    modeladmin: Any, request: HttpRequest, call: Any, items: Any, done: str
+) -> None:
     """Run a service per item and report, turning refusals into admin messages."""
     ok, refused = 0, []
     for item in items:
@@ -101,13 +104,26 @@ class WorkflowRunAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Put on legal hold (retention never touches them)")
     def put_on_hold(self, request: HttpRequest, queryset: Any) -> None:
-        _service_action(self, request, lambda run: services.run_hold(run.pk, user=request.user, hold=True,
-                        reason="held from the admin"), queryset, "Runs put on hold")
+        _service_action(
+            self,
+            request,
+            lambda run: services.run_hold(
+                run.pk, user=request.user, hold=True, reason="held from the admin"
+            ),
+            queryset,
+            "Runs put on hold",
+        )
 
     @admin.action(description="Release the legal hold")
     def release_hold(self, request: HttpRequest, queryset: Any) -> None:
-        _service_action(self, request, lambda run: services.run_hold(run.pk, user=request.user, hold=False),
-                        queryset, "Holds released")
+        _service_action(
+            self,
+            request,
+            lambda run: services.run_hold(run.pk, user=request.user, hold=False),
+            queryset,
+            "Holds released",
+        )
+
     list_select_related = ("created_by",)
     date_hierarchy = "created_at"
     ordering = ("-created_at",)
@@ -205,37 +221,58 @@ class RetentionPolicyAdmin(FitsAdmin):
         report = services.retention_preview(policy)
         return f"{report.runs} runs, {report.checkpoints} checkpoints, {report.megabytes:.2f} MB"
 
-    def changeform_view(self, request: HttpRequest, object_id: str | None = None, form_url: str = "",
-                        extra_context: dict[str, Any] | None = None) -> Any:
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> Any:
         _refuse_policy_change(request, object_id)
         return super().changeform_view(request, object_id, form_url, extra_context)
 
-    def delete_view(self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None) -> Any:
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> Any:
         _refuse_policy_change(request, object_id)
         return super().delete_view(request, object_id, extra_context)
 
     def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
         for obj in queryset:  # the bulk "delete selected" action is a policy change too
-            services.audit.record(request.user, "policy_change", target=f"policy {obj.name}", details={"deleted": True})
+            services.audit.record(
+                request.user,
+                "policy_change",
+                target=f"policy {obj.name}",
+                details={"deleted": True},
+            )
         super().delete_queryset(request, queryset)
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         services.require(request.user, "policy_change", target=f"policy {obj.name}")
         super().save_model(request, obj, form, change)
-        services.audit.record(request.user, "policy_change", target=f"policy {obj.name}",
-                              details={"created": not change, "fields": sorted(form.changed_data)})
+        services.audit.record(
+            request.user,
+            "policy_change",
+            target=f"policy {obj.name}",
+            details={"created": not change, "fields": sorted(form.changed_data)},
+        )
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
         services.require(request.user, "policy_change", target=f"policy {obj.name}")
-        services.audit.record(request.user, "policy_change", target=f"policy {obj.name}", details={"deleted": True})
+        services.audit.record(
+            request.user, "policy_change", target=f"policy {obj.name}", details={"deleted": True}
+        )
         super().delete_model(request, obj)
 
     @admin.action(description="Preview (dry run): what would be deleted")
     def preview_policies(self, request: HttpRequest, queryset: Any) -> None:
         for policy in queryset:
             report = services.checkpoint_prune(policy=policy, dry_run=True, user=request.user)[0]
-            self.message_user(request, f"{policy.name}: would delete {report.runs} runs, "
-                              f"{report.checkpoints} checkpoints, {report.megabytes:.2f} MB")
+            self.message_user(
+                request,
+                f"{policy.name}: would delete {report.runs} runs, "
+                f"{report.checkpoints} checkpoints, {report.megabytes:.2f} MB",
+            )
 
     @admin.action(description="Apply now (delete)")
     def apply_policies(self, request: HttpRequest, queryset: Any) -> None:
@@ -245,21 +282,80 @@ class RetentionPolicyAdmin(FitsAdmin):
             except services.ServiceError as exc:
                 self.message_user(request, exc.message, messages.ERROR)
                 return
-            self.message_user(request, f"{policy.name}: deleted {report.runs} runs, {report.checkpoints} "
-                              f"checkpoints, {report.megabytes:.2f} MB in {report.batches} batches",
-                              messages.SUCCESS)
+            self.message_user(
+                request,
+                f"{policy.name}: deleted {report.runs} runs, {report.checkpoints} "
+                f"checkpoints, {report.megabytes:.2f} MB in {report.batches} batches",
+                messages.SUCCESS,
+            )
+
+
+@admin.register(ModelPrice)
+class ModelPriceAdmin(FitsAdmin):
+    """The price table: what each model's tokens cost, per million. Saved and deleted through
+    the service, so every change is validated and audited as the API's would be."""
+
+    list_display = ("model", "input_per_million", "output_per_million", "updated_by", "updated_at")
+    search_fields = ("model",)
+    readonly_fields = ("updated_by", "updated_at")
+
+    # Whoever may change prices (the Admin role) manages the table; the model's own
+    # permissions are granted to no role.
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return services.can(request.user, "price_change")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return services.can(request.user, "price_change")
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return services.can(request.user, "price_change")
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return services.can(request.user, "price_change")
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return services.can(request.user, "price_change")
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        try:
+            saved = services.price_set(
+                obj.model,
+                input_per_million=obj.input_per_million,
+                output_per_million=obj.output_per_million,
+                user=request.user,
+            )
+        except services.ServiceError as exc:
+            raise PermissionDenied(exc.message) from exc
+        obj.pk = saved.pk
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        services.price_delete(obj.model, user=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        for price in queryset:  # "delete selected": each removal is audited as one is
+            services.price_delete(price.model, user=request.user)
 
 
 @admin.register(ApprovalRule)
 class ApprovalRuleAdmin(FitsAdmin):
-    list_display = ("workflow_name", "forbid_self_approval", "required_approvals", "assign_to_group",
-                    "deadline_minutes", "default_outcome")
+    list_display = (
+        "workflow_name",
+        "forbid_self_approval",
+        "required_approvals",
+        "assign_to_group",
+        "deadline_minutes",
+        "default_outcome",
+    )
     search_fields = ("workflow_name",)
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)
-        services.audit.record(request.user, "policy_change", target=f"approval rules {obj.workflow_name}",
-                              details={"created": not change, "fields": sorted(form.changed_data)})
+        services.audit.record(
+            request.user,
+            "policy_change",
+            target=f"approval rules {obj.workflow_name}",
+            details={"created": not change, "fields": sorted(form.changed_data)},
+        )
 
 
 @admin.register(AuditEntry)
@@ -268,10 +364,25 @@ class AuditEntryAdmin(ReadOnlyAdmin):
     Long values (targets, run and checkpoint ids) are shortened in the list, whole on hover and
     on the entry's page, so the list fits a 1280 px screen beside its filters."""
 
-    list_display = ("created_at", "actor_name", "action", "outcome", "short_target", "short_run",
-                    "checkpoints", "ip")
+    list_display = (
+        "created_at",
+        "actor_name",
+        "action",
+        "outcome",
+        "short_target",
+        "short_run",
+        "checkpoints",
+        "ip",
+    )
     list_filter = ("outcome", "action", "created_at")
-    search_fields = ("actor_name", "action", "target", "=run_id", "=checkpoint_before", "=checkpoint_after")
+    search_fields = (
+        "actor_name",
+        "action",
+        "target",
+        "=run_id",
+        "=checkpoint_before",
+        "=checkpoint_after",
+    )
     date_hierarchy = "created_at"
     ordering = ("-created_at", "-id")
     show_full_result_count = False
@@ -289,8 +400,11 @@ class AuditEntryAdmin(ReadOnlyAdmin):
     def checkpoints(self, entry: AuditEntry) -> str:
         if not (entry.checkpoint_before or entry.checkpoint_after):
             return "-"
-        return format_html("{} → {}", _clipped(entry.checkpoint_before or "-", 9),
-                           _clipped(entry.checkpoint_after or "-", 9))
+        return format_html(
+            "{} → {}",
+            _clipped(entry.checkpoint_before or "-", 9),
+            _clipped(entry.checkpoint_after or "-", 9),
+        )
 
 
 # ------------------------------------------------------------------ roles for named workflows
@@ -304,14 +418,16 @@ class WorkflowGrantForm(forms.ModelForm):  # type: ignore[type-arg]  # generic o
         fields = ("user", "role", "workflow_name")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from dashboard.execution import registry
-        from dashboard.services.authz import ROLE_NAMES
+        from dashboard import catalog
+        from dashboard.access.authz import ROLE_NAMES
 
         super().__init__(*args, **kwargs)
         self.fields["role"].queryset = Group.objects.filter(name__in=ROLE_NAMES)  # type: ignore[attr-defined]
-        names = registry.names()
+        names = catalog.names()
         current = self.instance.workflow_name if self.instance.pk else ""
-        choices = [(n, n) for n in names] + ([(current, f"{current} (not registered)")] if current and current not in names else [])
+        choices = [(n, n) for n in names] + (
+            [(current, f"{current} (not registered)")] if current and current not in names else []
+        )
         self.fields["workflow_name"] = forms.ChoiceField(choices=choices, label="Workflow")
 
 
@@ -349,23 +465,43 @@ class WorkflowGrantAdmin(FitsAdmin):
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)
-        services.audit.record(request.user, "grant", target=f"user {obj.user}",
-                              details={"role": obj.role.name, "workflow": obj.workflow_name})
+        services.audit.record(
+            request.user,
+            "grant",
+            target=f"user {obj.user}",
+            details={"role": obj.role.name, "workflow": obj.workflow_name},
+        )
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
-        services.audit.record(request.user, "ungrant", target=f"user {obj.user}",
-                              details={"role": obj.role.name, "workflow": obj.workflow_name})
+        services.audit.record(
+            request.user,
+            "ungrant",
+            target=f"user {obj.user}",
+            details={"role": obj.role.name, "workflow": obj.workflow_name},
+        )
         super().delete_model(request, obj)
 
 
 def _audit_grants(request: HttpRequest, user: Any, formset: Any) -> None:
     """Who gave or took which role on which workflow, from the user page's inline."""
     for grant in formset.new_objects:
-        services.audit.record(request.user, "grant", target=f"user {user}",
-                              details={"role": grant.role.name, "workflow": grant.workflow_name})
+        services.audit.record(
+            request.user,
+            "grant",
+            target=f"user {user}",
+            details={"role": grant.role.name, "workflow": grant.workflow_name},
+        )
     for grant in formset.deleted_objects:
-        services.audit.record(request.user, "ungrant", target=f"user {user}",
-                              details={"role": grant.role.name, "workflow": grant.workflow_name})
+        services.audit.record(
+            request.user,
+            "ungrant",
+            target=f"user {user}",
+            details={"role": grant.role.name, "workflow": grant.workflow_name},
+        )
     for grant, _ in formset.changed_objects:
-        services.audit.record(request.user, "grant", target=f"user {user}",
-                              details={"role": grant.role.name, "workflow": grant.workflow_name})
+        services.audit.record(
+            request.user,
+            "grant",
+            target=f"user {user}",
+            details={"role": grant.role.name, "workflow": grant.workflow_name},
+        )

@@ -4,7 +4,7 @@ layers. ``ready()`` starts nothing: threads belong to server processes (config/a
 ``ready()`` plugs the execution and approvals packages into ``services.dispatch`` (services
 sit below them and never import them) and, by importing their ``tasks`` modules, registers
 their Celery tasks and periodic jobs in every process Django runs in (web server, Celery
-worker, shell, tests). It also loads the workflow registry, so a workflow module that does not
+worker, shell, tests). It also loads the workflow catalog, so a workflow module that does not
 import stops every process at startup.
 """
 
@@ -25,19 +25,19 @@ class DashboardConfig(AppConfig):
     def ready(self) -> None:
         checks.register(check_shared_database, checks.Tags.database)
         # Imported here, not at the top: task modules import models, which are only ready now.
-        from dashboard.alerts import tasks as alert_tasks  # noqa: F401 -- registers the job
-        from dashboard.approvals import tasks as approval_tasks
+        from dashboard import catalog
         from dashboard.config.telemetry import configure_tracing
-        from dashboard.execution import bulk_tasks, registry
+        from dashboard.execution import bulk_tasks
         from dashboard.execution import tasks as execution_tasks
+        from dashboard.notifications import tasks as notification_tasks
         from dashboard.services import dispatch
 
         dispatch.plug_run_executor(execution_tasks.enqueue_run_on_commit)
-        dispatch.plug_notification_sender(approval_tasks.enqueue_delivery)
+        dispatch.plug_notification_sender(notification_tasks.enqueue_delivery)
         dispatch.plug_bulk_executor(bulk_tasks.enqueue_bulk)
         # Import every registered workflow now: a broken source stops the process at startup
         # with its name, not a page later with a 500.
-        registry.load()
+        catalog.load()
         configure_tracing()
         from dashboard.access import sso
 

@@ -1,5 +1,11 @@
-"""Who is calling: ``tokens`` (API bearer tokens; the JSON API's auth in ``dashboard.api.auth``
-is the only place they are accepted).
+"""Who is calling and what they may do, and the trail of what they did.
 
-Roles and permission checks are in ``services.authz``, the audit trail in ``services.audit``.
+* ``authz``: roles and per-workflow grants; ``can``, ``require`` and ``visible_workflows``,
+  which every service and selector checks;
+* ``audit``: the audit trail (every action and every refusal) and the middleware that gives
+  its entries the client's address;
+* ``permissions``: a signed-in user's permissions in one query (an authentication backend);
+* ``tokens``: API bearer tokens (the JSON API's auth in ``dashboard.api.auth`` is the only
+  place they are accepted);
+* ``sso``: single sign-on with OpenID Connect.
 """

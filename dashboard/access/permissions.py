@@ -18,7 +18,7 @@ from typing import Any
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import Permission
 
-from dashboard.services import authz
+from dashboard.access import authz
 
 __all__ = ["RolePermissions"]
 
@@ -34,7 +34,9 @@ class RolePermissions(ModelBackend):
         cached: set[str] | None = getattr(user_obj, "_perm_cache", None)
         if cached is None:
             if user_obj.is_superuser:
-                rows = Permission.objects.order_by().values_list("content_type__app_label", "codename")
+                rows = Permission.objects.order_by().values_list(
+                    "content_type__app_label", "codename"
+                )
                 cached = {f"{app_label}.{codename}" for app_label, codename in rows}
             else:
                 cached = authz.load_permissions(user_obj)

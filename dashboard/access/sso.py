@@ -30,13 +30,14 @@ from django.contrib.auth.models import AnonymousUser, Group, User
 from django.core.exceptions import ImproperlyConfigured, SuspiciousOperation
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
 from django.utils import timezone
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
+from dashboard.access import audit, authz
+from dashboard.access.authz import ROLE_NAMES
 from dashboard.models import AuditEntry, SingleSignOnIdentity, WorkflowGrant
-from dashboard.services import audit
-from dashboard.services.authz import ROLE_NAMES
 
 __all__ = [
     "ROLE_NAMES",
@@ -148,9 +149,7 @@ class ProviderBackend(OIDCAuthenticationBackend):  # type: ignore[misc]  # untyp
             raise SignInRefused("the provider's token names no account")
         return payload
 
-    def get_or_create_user(
-        self, access_token: str, id_token: str, payload: dict[str, Any]
-    ) -> User:
+    def get_or_create_user(self, access_token: str, id_token: str, payload: dict[str, Any]) -> User:
         claims: dict[str, Any] = self.get_userinfo(access_token, id_token, payload)
         if not isinstance(claims, dict) or claims.get("sub") != payload["sub"]:
             raise SignInRefused("the provider described a different account than it signed in")
@@ -188,8 +187,13 @@ def _sign_in(issuer: str, subject: str, claims: dict[str, Any]) -> User:
         )
         if identity is None and not roles and not grants:
             # No account is created for someone who may not come in.
-            audit.record(AnonymousUser(), "sso_sign_in", outcome=AuditEntry.DENIED,
-                         target=issuer[:300], details=details)
+            audit.record(
+                AnonymousUser(),
+                "sso_sign_in",
+                outcome=AuditEntry.DENIED,
+                target=issuer[:300],
+                details=details,
+            )
             user = None
         else:
             if identity is None:
@@ -206,9 +210,13 @@ def _sign_in(issuer: str, subject: str, claims: dict[str, Any]) -> User:
             _replace_grants(user, grants)
             identity.last_sign_in_at = timezone.now()
             identity.save()
-            audit.record(user, "sso_sign_in",
-                         outcome=AuditEntry.OK if roles or grants else AuditEntry.DENIED,
-                         target=issuer[:300], details=details)
+            audit.record(
+                user,
+                "sso_sign_in",
+                outcome=AuditEntry.OK if roles or grants else AuditEntry.DENIED,
+                target=issuer[:300],
+                details=details,
+            )
     if user is None or not (roles or grants):
         raise SignInRefused(
             "your account has no role in this dashboard; ask an administrator to map one of "
@@ -222,8 +230,11 @@ def _replace_grants(user: User, grants: list[tuple[str, str]]) -> None:
     by_name = {g.name: g for g in Group.objects.filter(name__in={role for role, _ in grants})}
     WorkflowGrant.objects.filter(user=user).delete()
     WorkflowGrant.objects.bulk_create(
-        [WorkflowGrant(user=user, role=by_name[role], workflow_name=workflow)
-         for role, workflow in grants if role in by_name]
+        [
+            WorkflowGrant(user=user, role=by_name[role], workflow_name=workflow)
+            for role, workflow in grants
+            if role in by_name
+        ]
     )
 
 
@@ -267,6 +278,17 @@ class CallbackView(OIDCAuthenticationCallbackView):  # type: ignore[misc]  # unt
     """``/oidc/callback/``: the library's flow, with every failure turned into a sentence on the
     sign-in page instead of a 400 or a 500."""
 
+    @property
+    def success_url(self) -> str:
+        # As the sign-in form does (web/views_auth.py): approvers land on the inbox unless the
+        # sign-in started with a ``next``.
+        if not self.request.session.get("oidc_login_next") and authz.decides_only(
+            self.request.user
+        ):
+            return reverse("dashboard:approval_inbox")
+        url: str = super().success_url
+        return url
+
     def get(self, request: HttpRequest) -> HttpResponse:
         if not enabled():
             raise Http404("single sign-on is not configured")
@@ -285,9 +307,8 @@ class CallbackView(OIDCAuthenticationCallbackView):  # type: ignore[misc]  # unt
             )
         if not request.user.is_authenticated and ERROR_SESSION_KEY not in request.session:
             error = request.GET.get("error_description") or request.GET.get("error")
-            request.session[ERROR_SESSION_KEY] = (
-                f"{provider_name()} did not sign you in"
-                + (f": {error[:200]}" if isinstance(error, str) and error else "")
+            request.session[ERROR_SESSION_KEY] = f"{provider_name()} did not sign you in" + (
+                f": {error[:200]}" if isinstance(error, str) and error else ""
             )
         return response
 

@@ -18,10 +18,11 @@ from ninja.responses import Status
 from pydantic import ConfigDict, Field
 
 from dashboard import services
+from dashboard.access import authz
 from dashboard.api.views import refusals, refuse_other_methods
 from dashboard.models import AlertRule
 from dashboard.selectors import alerts as selected
-from dashboard.services import alerts, authz
+from dashboard.services import alerts
 
 __all__ = ["router"]
 
@@ -68,14 +69,21 @@ class AlertRulesOut(Schema):
     rules: list[AlertRuleOut]
 
 
-
 def _out(rule: AlertRule, open_incidents: int) -> AlertRuleOut:
     return AlertRuleOut(
-        id=rule.pk, name=rule.name, condition=rule.condition,  # type: ignore[arg-type]
-        workflow=rule.workflow_name or None, threshold_minutes=rule.threshold_minutes,
-        emails=rule.email_list, slack=bool(rule.slack_webhook_url), webhook_url=rule.webhook_url,
-        webhook_signed=bool(rule.webhook_secret), notify_resolved=rule.notify_resolved,
-        enabled=rule.enabled, open_incidents=open_incidents, created_at=rule.created_at,
+        id=rule.pk,
+        name=rule.name,
+        condition=rule.condition,  # type: ignore[arg-type]
+        workflow=rule.workflow_name or None,
+        threshold_minutes=rule.threshold_minutes,
+        emails=rule.email_list,
+        slack=bool(rule.slack_webhook_url),
+        webhook_url=rule.webhook_url,
+        webhook_signed=bool(rule.webhook_secret),
+        notify_resolved=rule.notify_resolved,
+        enabled=rule.enabled,
+        open_incidents=open_incidents,
+        created_at=rule.created_at,
         updated_at=rule.updated_at,
     )
 
@@ -91,12 +99,16 @@ def _spec(payload: AlertRuleIn, current: AlertRule | None = None) -> alerts.Aler
         return getattr(current, field) if current is not None else ""
 
     return alerts.AlertRuleSpec(
-        name=payload.name, condition=payload.condition, workflow_name=payload.workflow or "",
-        threshold_minutes=payload.threshold_minutes, emails="\n".join(payload.emails),
+        name=payload.name,
+        condition=payload.condition,
+        workflow_name=payload.workflow or "",
+        threshold_minutes=payload.threshold_minutes,
+        emails="\n".join(payload.emails),
         slack_webhook_url=kept(payload.slack_webhook_url, "slack_webhook_url"),
         webhook_url=payload.webhook_url,
         webhook_secret=kept(payload.webhook_secret, "webhook_secret"),
-        notify_resolved=payload.notify_resolved, enabled=payload.enabled,
+        notify_resolved=payload.notify_resolved,
+        enabled=payload.enabled,
     )
 
 
@@ -112,7 +124,9 @@ def _rule_or_404(request: HttpRequest, rule_id: int) -> AlertRule:
 def alert_rule_list(request: HttpRequest) -> AlertRulesOut:
     """Every rule, with how many incidents it has open."""
     authz.require(request.user, "alert_change", target="alert rules")
-    return AlertRulesOut(rules=[_out(row.rule, row.open_count) for row in selected.alert_rule_rows()])
+    return AlertRulesOut(
+        rules=[_out(row.rule, row.open_count) for row in selected.alert_rule_rows()]
+    )
 
 
 @router.post(
@@ -125,7 +139,8 @@ def alert_rule_create(request: HttpRequest, payload: AlertRuleIn) -> Status[Aler
 
 
 @router.get(
-    "/alerts/rules/{int:rule_id}/", response={200: AlertRuleOut, **refusals(404)},
+    "/alerts/rules/{int:rule_id}/",
+    response={200: AlertRuleOut, **refusals(404)},
     url_name="alert-rule",
 )
 def alert_rule_detail(request: HttpRequest, rule_id: int) -> AlertRuleOut:
@@ -133,7 +148,8 @@ def alert_rule_detail(request: HttpRequest, rule_id: int) -> AlertRuleOut:
 
 
 @router.put(
-    "/alerts/rules/{int:rule_id}/", response={200: AlertRuleOut, **refusals(404, 413)},
+    "/alerts/rules/{int:rule_id}/",
+    response={200: AlertRuleOut, **refusals(404, 413)},
     url_name="alert-rule-update",
 )
 def alert_rule_update(request: HttpRequest, rule_id: int, payload: AlertRuleIn) -> AlertRuleOut:
@@ -144,7 +160,8 @@ def alert_rule_update(request: HttpRequest, rule_id: int, payload: AlertRuleIn) 
 
 
 @router.delete(
-    "/alerts/rules/{int:rule_id}/", response={204: None, **refusals(404)},
+    "/alerts/rules/{int:rule_id}/",
+    response={204: None, **refusals(404)},
     url_name="alert-rule-delete",
 )
 def alert_rule_delete(request: HttpRequest, rule_id: int) -> Status[None]:

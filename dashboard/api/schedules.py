@@ -17,11 +17,12 @@ from ninja.responses import Status
 from pydantic import ConfigDict, Field, JsonValue
 
 from dashboard import services
+from dashboard.access import authz
 from dashboard.api.schemas import NoBodyIn
 from dashboard.api.views import refusals, refuse_other_methods
 from dashboard.models import Schedule, ScheduleTick
 from dashboard.selectors import schedules as selected
-from dashboard.services import authz, schedules
+from dashboard.services import schedules
 
 __all__ = ["router"]
 
@@ -34,7 +35,9 @@ class ScheduleChangeIn(Schema):
     name: str
     workflow: str
     input: JsonValue = Field(default_factory=dict, description="the workflow's input_schema")
-    cron: str | None = Field(None, description="five fields, read in time_zone; or interval_seconds")
+    cron: str | None = Field(
+        None, description="five fields, read in time_zone; or interval_seconds"
+    )
     interval_seconds: int | None = Field(None, description="fire every so many seconds; or cron")
     time_zone: str = "UTC"
     skip_if_running: bool = True
@@ -72,22 +75,30 @@ class SchedulesOut(Schema):
     schedules: list[ScheduleOut]
 
 
-
 def tick_out(tick: ScheduleTick) -> TickOut:
     return TickOut(
-        tick_at=tick.tick_at, fired_at=tick.fired_at, manual=tick.manual,
+        tick_at=tick.tick_at,
+        fired_at=tick.fired_at,
+        manual=tick.manual,
         outcome=ScheduleTick.Outcome(tick.outcome).value,  # type: ignore[arg-type]
-        run_id=str(tick.run_id) if tick.run_id else None, detail=tick.detail,
+        run_id=str(tick.run_id) if tick.run_id else None,
+        detail=tick.detail,
     )
 
 
 def schedule_out(schedule: Schedule, last_tick: ScheduleTick | None = None) -> ScheduleOut:
     return ScheduleOut(
-        id=schedule.pk, name=schedule.name, workflow=schedule.workflow_name, input=schedule.input,
+        id=schedule.pk,
+        name=schedule.name,
+        workflow=schedule.workflow_name,
+        input=schedule.input,
         kind=Schedule.Kind(schedule.kind).value,  # type: ignore[arg-type]
-        cron=schedule.cron or None, interval_seconds=schedule.interval_seconds,
-        time_zone=schedule.time_zone, skip_if_running=schedule.skip_if_running,
-        paused=schedule.paused, next_fire_at=schedule.next_fire_at,
+        cron=schedule.cron or None,
+        interval_seconds=schedule.interval_seconds,
+        time_zone=schedule.time_zone,
+        skip_if_running=schedule.skip_if_running,
+        paused=schedule.paused,
+        next_fire_at=schedule.next_fire_at,
         last_tick=tick_out(last_tick) if last_tick is not None else None,
     )
 
@@ -109,14 +120,20 @@ def _spec(payload: ScheduleChangeIn) -> schedules.ScheduleSpec:
         message = "give either cron or interval_seconds"
         raise services.InvalidInput(message, errors={"cron": message})
     return schedules.ScheduleSpec(
-        name=payload.name, workflow_name=payload.workflow, input=payload.input,
+        name=payload.name,
+        workflow_name=payload.workflow,
+        input=payload.input,
         kind=Schedule.Kind.CRON if payload.cron is not None else Schedule.Kind.INTERVAL,
-        cron=payload.cron or "", interval_seconds=payload.interval_seconds,
-        time_zone=payload.time_zone, skip_if_running=payload.skip_if_running,
+        cron=payload.cron or "",
+        interval_seconds=payload.interval_seconds,
+        time_zone=payload.time_zone,
+        skip_if_running=payload.skip_if_running,
     )
 
 
-@router.post("/schedules/", response={201: ScheduleOut, **refusals(413)}, url_name="schedule-create")
+@router.post(
+    "/schedules/", response={201: ScheduleOut, **refusals(413)}, url_name="schedule-create"
+)
 def schedule_create(request: HttpRequest, payload: ScheduleIn) -> Status[ScheduleOut]:
     """Create a schedule: a cron expression (in ``time_zone``) or ``interval_seconds``, not
     both (400 names the field that does not fit)."""
@@ -125,7 +142,8 @@ def schedule_create(request: HttpRequest, payload: ScheduleIn) -> Status[Schedul
 
 
 @router.get(
-    "/schedules/{int:schedule_id}/", response={200: ScheduleOut, **refusals(404)},
+    "/schedules/{int:schedule_id}/",
+    response={200: ScheduleOut, **refusals(404)},
     url_name="schedule",
 )
 def schedule_detail(request: HttpRequest, schedule_id: int) -> ScheduleOut:
@@ -137,17 +155,23 @@ def schedule_detail(request: HttpRequest, schedule_id: int) -> ScheduleOut:
 
 
 @router.put(
-    "/schedules/{int:schedule_id}/", response={200: ScheduleOut, **refusals(404, 413)},
+    "/schedules/{int:schedule_id}/",
+    response={200: ScheduleOut, **refusals(404, 413)},
     url_name="schedule-update",
 )
-def schedule_update(request: HttpRequest, schedule_id: int, payload: ScheduleChangeIn) -> ScheduleOut:
+def schedule_update(
+    request: HttpRequest, schedule_id: int, payload: ScheduleChangeIn
+) -> ScheduleOut:
     """Replace a schedule's name, workflow, input and timing (every field, as on create; pause
     and resume have their own operations). Its next tick is computed again from now."""
-    return _with_last_tick(schedules.schedule_update(schedule_id, _spec(payload), user=request.user))
+    return _with_last_tick(
+        schedules.schedule_update(schedule_id, _spec(payload), user=request.user)
+    )
 
 
 @router.delete(
-    "/schedules/{int:schedule_id}/", response={204: None, **refusals(404)},
+    "/schedules/{int:schedule_id}/",
+    response={204: None, **refusals(404)},
     url_name="schedule-delete",
 )
 def schedule_delete(request: HttpRequest, schedule_id: int) -> Status[None]:
@@ -157,7 +181,8 @@ def schedule_delete(request: HttpRequest, schedule_id: int) -> Status[None]:
 
 
 @router.post(
-    "/schedules/{int:schedule_id}/pause/", response={200: ScheduleOut, **refusals(404, 409, 413)},
+    "/schedules/{int:schedule_id}/pause/",
+    response={200: ScheduleOut, **refusals(404, 409, 413)},
     url_name="schedule-pause",
 )
 def schedule_pause(
@@ -168,7 +193,8 @@ def schedule_pause(
 
 
 @router.post(
-    "/schedules/{int:schedule_id}/resume/", response={200: ScheduleOut, **refusals(404, 409, 413)},
+    "/schedules/{int:schedule_id}/resume/",
+    response={200: ScheduleOut, **refusals(404, 409, 413)},
     url_name="schedule-resume",
 )
 def schedule_resume(
@@ -179,7 +205,8 @@ def schedule_resume(
 
 
 @router.post(
-    "/schedules/{int:schedule_id}/trigger/", response={201: TickOut, **refusals(404, 409, 413)},
+    "/schedules/{int:schedule_id}/trigger/",
+    response={201: TickOut, **refusals(404, 409, 413)},
     url_name="schedule-trigger",
 )
 def schedule_trigger(

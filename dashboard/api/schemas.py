@@ -42,6 +42,7 @@ __all__ = [
     "PruneIn",
     "PruneReportOut",
     "PruneReportsOut",
+    "ReasonIn",
     "ResumeIn",
     "RunErrorOut",
     "RunOut",
@@ -77,6 +78,13 @@ class NoBodyIn(_Body):
     """No fields; any JSON object (or no body) is accepted."""
 
 
+_REASON = Field("", description="why: required for a person (400 without)")
+
+
+class ReasonIn(_Body):
+    reason: str = _REASON
+
+
 class RunStartIn(_Body):
     workflow: str
     input: JsonValue = Field(default_factory=dict, description="the workflow's input_schema")
@@ -84,11 +92,15 @@ class RunStartIn(_Body):
 
 class ResumeIn(_Body):
     checkpoint_id: str
+    reason: str = _REASON
 
 
 class ForkIn(_Body):
     checkpoint_id: str
-    state: JsonObject | None = Field(None, description="replaces the checkpoint's state (codec JSON)")
+    reason: str = _REASON
+    state: JsonObject | None = Field(
+        None, description="replaces the checkpoint's state (codec JSON)"
+    )
     executor_states: dict[str, JsonObject] | None = Field(
         None, description="replaces executors' states (codec JSON), by executor id"
     )
@@ -101,7 +113,8 @@ class ForkIn(_Body):
 
 class MigrateIn(_Body):
     checkpoint_id: str | None = Field(
-        None, description="the checkpoint to continue from on the deployed version (default: the latest)"
+        None,
+        description="the checkpoint to continue from on the deployed version (default: the latest)",
     )
     discard_unmatched: bool = Field(
         False, description="drop what the deployed version cannot carry instead of refusing (409)"
@@ -184,12 +197,20 @@ class RunOut(Schema):
     attempts: int
     last_event_seq: int
     on_hold: bool
-    graph_version: str = Field(description="the graph signature hash of the version the run executes on")
-    migration_reason: str = Field(
-        description="status needs_migration: what changed and what the deployed version cannot carry"
+    graph_version: str = Field(
+        description="the graph signature hash of the version the run executes on"
     )
-    trace_id: str | None = Field(description="the OpenTelemetry trace of the run's spans, when traced")
-    trace_url: str | None = Field(description="the run's trace in the tracing UI (SUPERSTEP_TRACE_URL)")
+    migration_reason: str = Field(
+        description=(
+            "status needs_migration: what changed and what the deployed version cannot carry"
+        )
+    )
+    trace_id: str | None = Field(
+        description="the OpenTelemetry trace of the run's spans, when traced"
+    )
+    trace_url: str | None = Field(
+        description="the run's trace in the tracing UI (SUPERSTEP_TRACE_URL)"
+    )
     schedule_id: int | None = Field(None, description="the schedule that started the run")
 
 

@@ -19,7 +19,7 @@ from ninja import Router
 from ninja.responses import Status
 from ninja.signature.utils import get_path_param_names
 
-from dashboard import selectors, services
+from dashboard import catalog, selectors, services
 from dashboard.api.errors import MethodNotAllowed
 from dashboard.api.schemas import (
     ApprovalOut,
@@ -35,10 +35,10 @@ from dashboard.api.schemas import (
     ForkIn,
     HoldIn,
     MigrateIn,
-    NoBodyIn,
     PruneIn,
     PruneReportOut,
     PruneReportsOut,
+    ReasonIn,
     ResumeIn,
     RunOut,
     RunsOut,
@@ -51,7 +51,6 @@ from dashboard.api.schemas import (
     run_out,
 )
 from dashboard.checkpoints.storage import DjangoCheckpointStorage
-from dashboard.execution import registry
 from dashboard.models import ApprovalStatus, RunStatus, WorkflowRun
 
 __all__ = ["MAX_LIMIT", "refuse_other_methods", "router"]
@@ -84,16 +83,16 @@ def _run_or_404(request: HttpRequest, run_id: uuid.UUID) -> WorkflowRun:
 def workflows(request: HttpRequest) -> WorkflowsOut:
     """The registered workflows, with the JSON Schema of each one's input."""
     visible = services.visible_workflows(request.user)
-    names = [name for name in registry.names() if visible is None or name in visible]
+    names = [name for name in catalog.names() if visible is None or name in visible]
     return WorkflowsOut(workflows=[_workflow_out(name) for name in names])
 
 
 def _workflow_out(name: str) -> WorkflowOut:
-    workflow = registry.describe(name)
+    workflow = catalog.describe(name)
     return WorkflowOut(
         name=name,
         description=workflow.description,
-        input_schema=registry.input_schema(name),
+        input_schema=catalog.input_schema(name),
         graph=workflow.to_dict(),
     )
 
@@ -110,7 +109,9 @@ def run_list(
 ) -> RunsOut:
     """Runs, newest first, optionally of one status and workflow; ``limit`` is capped at 200."""
     rows = selectors.run_list_full(
-        status=status, workflow=workflow, limit=_limit(limit),
+        status=status,
+        workflow=workflow,
+        limit=_limit(limit),
         workflows=services.visible_workflows(request.user),
     )
     return RunsOut(runs=[run_out(run) for run in rows])
@@ -152,13 +153,13 @@ def checkpoint_detail(
     checkpoint = selectors.checkpoint_get(run.pk, checkpoint_id)
     if checkpoint is None:
         raise services.NotFound(f"run {run.pk} has no checkpoint {checkpoint_id!r}")
-    if run.workflow_name not in registry.names():
+    if run.workflow_name not in catalog.names():
         # Its types went with it, so the document cannot be decoded (the pages show it raw).
         raise services.Conflict(
             f"workflow {run.workflow_name!r} is not registered any more; its checkpoints "
             "cannot be decoded"
         )
-    registry.describe(run.workflow_name)  # registers the workflow's types with the codec
+    catalog.describe(run.workflow_name)  # registers the workflow's types with the codec
     document = DjangoCheckpointStorage().decode(checkpoint.document).to_dict()
     return CheckpointDetailOut(**checkpoint_out(checkpoint).model_dump(), document=document)
 
@@ -166,7 +167,9 @@ def checkpoint_detail(
 @router.get(
     "/runs/{uuid:run_id}/events/", response={200: EventsOut, **refusals(404)}, url_name="run-events"
 )
-def run_events(request: HttpRequest, run_id: uuid.UUID, after: int = 0, limit: int = 500) -> EventsOut:
+def run_events(
+    request: HttpRequest, run_id: uuid.UUID, after: int = 0, limit: int = 500
+) -> EventsOut:
     """Events with ``seq > after`` in order (at most ``limit``, capped at 200), and the last seq."""
     run = _run_or_404(request, run_id)
     rows = selectors.run_events_after(run.pk, max(0, after), limit=_limit(limit))
@@ -180,7 +183,9 @@ def run_events(request: HttpRequest, run_id: uuid.UUID, after: int = 0, limit: i
 )
 def run_resume(request: HttpRequest, run_id: uuid.UUID, payload: ResumeIn) -> Status[RunOut]:
     """Run again from one of the run's checkpoints (409 while it is queued or running)."""
-    run = services.run_resume(run_id, checkpoint_id=payload.checkpoint_id, user=request.user)
+    run = services.run_resume(
+        run_id, checkpoint_id=payload.checkpoint_id, user=request.user, reason=payload.reason
+    )
     return Status(202, run_out(run))
 
 
@@ -198,6 +203,7 @@ def run_fork(request: HttpRequest, run_id: uuid.UUID, payload: ForkIn) -> Status
         executor_states=payload.executor_states,
         messages=payload.messages,
         user=request.user,
+        reason=payload.reason,
     )
     return Status(201, run_out(fork))
 
@@ -207,9 +213,10 @@ def run_fork(request: HttpRequest, run_id: uuid.UUID, payload: ForkIn) -> Status
     response={200: RunOut, **refusals(404, 409, 413)},
     url_name="run-cancel",
 )
-def run_cancel(request: HttpRequest, run_id: uuid.UUID, payload: NoBodyIn | None = None) -> RunOut:
-    """Cancel a run that has not finished (409 once it has)."""
-    return run_out(services.run_cancel(run_id, user=request.user))
+def run_cancel(request: HttpRequest, run_id: uuid.UUID, payload: ReasonIn | None = None) -> RunOut:
+    """Cancel a run that has not finished (409 once it has), saying why."""
+    reason = payload.reason if payload else ""
+    return run_out(services.run_cancel(run_id, user=request.user, reason=reason))
 
 
 @router.post(
@@ -218,10 +225,11 @@ def run_cancel(request: HttpRequest, run_id: uuid.UUID, payload: NoBodyIn | None
     url_name="run-retry",
 )
 def run_retry(
-    request: HttpRequest, run_id: uuid.UUID, payload: NoBodyIn | None = None
+    request: HttpRequest, run_id: uuid.UUID, payload: ReasonIn | None = None
 ) -> Status[RunOut]:
-    """Queue a failed run again (409 unless it failed)."""
-    return Status(202, run_out(services.run_retry(run_id, user=request.user)))
+    """Queue a failed run again (409 unless it failed), saying why."""
+    reason = payload.reason if payload else ""
+    return Status(202, run_out(services.run_retry(run_id, user=request.user, reason=reason)))
 
 
 @router.post(

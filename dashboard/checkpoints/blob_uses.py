@@ -26,14 +26,26 @@ from django.db.models import Exists, OuterRef
 from dashboard.checkpoints.writes import forget_known_blobs
 from dashboard.models import Checkpoint, CheckpointBlob, CheckpointBlobUse
 
-__all__ = ["collect_unused_blobs", "ref_digests", "release_unused_uses", "release_uses_of_gone_lineages"]
+__all__ = [
+    "collect_unused_blobs",
+    "ref_digests",
+    "release_unused_uses",
+    "release_uses_of_gone_lineages",
+]
 
 
 def ref_digests(refs: object) -> list[str]:
-    """The digests a stored record's ``blob_refs`` name (malformed entries left out)."""
+    """The digests a stored record's ``blob_refs`` name (malformed entries left out): a part's
+    ``[path, digest]`` and a long conversation's ``[path, digest, ...]`` (its chunks)."""
     if not isinstance(refs, list):
         return []
-    return [r[1] for r in refs if isinstance(r, list) and len(r) == 2 and isinstance(r[1], str)]
+    return [
+        digest
+        for r in refs
+        if isinstance(r, list) and len(r) >= 2
+        for digest in r[1:]
+        if isinstance(digest, str)
+    ]
 
 
 def _require_read_committed(using: str) -> None:
@@ -50,11 +62,14 @@ def _require_read_committed(using: str) -> None:
 
 # Every (lineage, digest) the lineages' checkpoints refer to, computed by the database.
 _REFERENCED_SQL = """
-SELECT DISTINCT c.engine_run_id, r.ref ->> 1
+SELECT DISTINCT c.engine_run_id, d.digest
 FROM {checkpoint} c
 CROSS JOIN LATERAL jsonb_array_elements(
     CASE WHEN jsonb_typeof(c.document -> 'blob_refs') = 'array'
          THEN c.document -> 'blob_refs' ELSE '[]'::jsonb END) AS r(ref)
+CROSS JOIN LATERAL jsonb_array_elements(
+    CASE WHEN jsonb_typeof(r.ref) = 'array' THEN r.ref - 0 ELSE '[]'::jsonb END) AS e(item)
+CROSS JOIN LATERAL (SELECT e.item #>> '{{}}' AS digest WHERE jsonb_typeof(e.item) = 'string') d
 WHERE c.engine_run_id = ANY(%s)
 """
 
@@ -71,9 +86,7 @@ WHERE u.id = ANY(%s) AND NOT EXISTS (
 def _referenced(lineages: list[str], using: str) -> set[tuple[str, str]]:
     if connections[using].vendor == "postgresql":
         with connections[using].cursor() as cursor:
-            cursor.execute(
-                _REFERENCED_SQL.format(checkpoint=Checkpoint._meta.db_table), [lineages]
-            )
+            cursor.execute(_REFERENCED_SQL.format(checkpoint=Checkpoint._meta.db_table), [lineages])
             return {(lineage, digest) for lineage, digest in cursor.fetchall() if digest}
     referenced: set[tuple[str, str]] = set()
     documents = (
@@ -109,7 +122,9 @@ def release_unused_uses(
     if wanted is not None:
         rows = rows.filter(blob_id__in=wanted)
     # Statement 1: lock. A save of these lineages in flight holds some of these rows; wait.
-    locked = list(rows.order_by("engine_run_id", "blob_id").values_list("pk", "engine_run_id", "blob_id"))
+    locked = list(
+        rows.order_by("engine_run_id", "blob_id").values_list("pk", "engine_run_id", "blob_id")
+    )
     if not locked:
         return []
     # Statement 2: decide, seeing every checkpoint committed up to now.
@@ -148,7 +163,10 @@ def release_uses_of_gone_lineages(
     if not keys:
         return 0, after
     locked = list(
-        uses.select_for_update().filter(pk__in=keys).order_by("engine_run_id", "blob_id").values_list("pk", flat=True)
+        uses.select_for_update()
+        .filter(pk__in=keys)
+        .order_by("engine_run_id", "blob_id")
+        .values_list("pk", flat=True)
     )
     # Checked again after the lock: a save may have started the lineage again meanwhile.
     uses.filter(pk__in=locked).filter(~Exists(alive)).delete()
@@ -156,7 +174,10 @@ def release_uses_of_gone_lineages(
 
 
 def collect_unused_blobs(
-    digests: Iterable[str] | None = None, *, limit: int = 1000, after: str | None = None,
+    digests: Iterable[str] | None = None,
+    *,
+    limit: int = 1000,
+    after: str | None = None,
     using: str = "default",
 ) -> tuple[int, str | None]:
     """Delete up to ``limit`` blobs no lineage uses (among ``digests``, or any past ``after``).
@@ -174,8 +195,15 @@ def collect_unused_blobs(
     if not keys:
         return 0, after
     # Lock, then check again: a save that used one of them meanwhile has committed by now.
-    locked = list(blobs.select_for_update().filter(digest__in=keys).order_by("digest").values_list("digest", flat=True))
-    gone = list(blobs.filter(digest__in=locked).filter(~Exists(used)).values_list("digest", flat=True))
+    locked = list(
+        blobs.select_for_update()
+        .filter(digest__in=keys)
+        .order_by("digest")
+        .values_list("digest", flat=True)
+    )
+    gone = list(
+        blobs.filter(digest__in=locked).filter(~Exists(used)).values_list("digest", flat=True)
+    )
     forget_known_blobs(gone)
     blobs.filter(digest__in=gone).delete()
     return len(keys), keys[-1]

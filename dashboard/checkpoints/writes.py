@@ -20,6 +20,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from django.db import connections, transaction
@@ -33,7 +34,7 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
-from workflows.storage import SplitCheckpoint
+from workflows.storage import SplitCheckpoint, instant
 
 __all__ = [
     "RunProgress",
@@ -69,6 +70,10 @@ class _KnownDigests:
         with self._lock:
             self._items.pop(digest, None)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
 
 _known = _KnownDigests()
 
@@ -78,18 +83,29 @@ def is_known_blob(digest: str) -> bool:
     return digest in _known
 
 
-def forget_known_blobs(digests: list[str]) -> None:
-    """Retention deleted these blobs; a later save must insert them again."""
-    for digest in digests:
+def forget_known_blobs(digests: list[str] | None = None) -> None:
+    """Retention deleted these blobs (None: every blob, as after switching databases); a later
+    save must insert them again."""
+    if digests is None:
+        _known.clear()
+    for digest in digests or ():
         _known.discard(digest)
 
 
 # The columns a save sends (``on_hold`` starts false); a re-save of the same id replaces all
 # of them but the id.
 _COLUMNS = (
-    "checkpoint_id", "run_id", "engine_run_id", "workflow_name", "superstep",
-    "previous_checkpoint_id", "graph_signature_hash", "document", "size_bytes",
-    "pending_request_count", "created_at",
+    "checkpoint_id",
+    "run_id",
+    "engine_run_id",
+    "workflow_name",
+    "superstep",
+    "previous_checkpoint_id",
+    "graph_signature_hash",
+    "document",
+    "size_bytes",
+    "pending_request_count",
+    "created_at",
 )
 _REPLACED = _COLUMNS[1:]
 # SQLite's bulk_create names fields, not columns.
@@ -107,7 +123,8 @@ class RunProgress:
     only while the lease it names is current (``services.checkpoint_commit``).
 
     ``events`` are the engine's event dicts (with their ``type``), numbered after the run's
-    last; ``output`` the JSON text of a new output, None to keep the run's.
+    last; ``output`` the JSON text of a new output, None to keep the run's; the tokens and
+    cost are the superstep's model calls, added to the run's totals.
     """
 
     run_id: uuid.UUID
@@ -119,19 +136,24 @@ class RunProgress:
     output: str | None
     trace_id: str
     stamp: dt.datetime
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: Decimal = Decimal(0)
 
 
 def _run_update() -> str:
-    """The fenced update of the run (locks its row first, as ``services.fenced`` does). Under
-    READ COMMITTED a concurrent takeover's new epoch is re-checked here, so a worker that lost
-    its lease matches no row and the statement writes nothing."""
+    """The fenced update of the run (locks its row first, as ``services.execution.fenced``
+    does). Under READ COMMITTED a concurrent takeover's new epoch is re-checked here, so a worker
+    that lost its lease matches no row and the statement writes nothing."""
     run = WorkflowRun._meta.db_table
     return (
         f"run AS (UPDATE {run} SET current_superstep = %s, latest_checkpoint_id = %s, "
         "lost_workers = 0, output = COALESCE(%s::jsonb, output), lease_expires_at = %s, "
         "engine_run_id = %s, trace_id = CASE WHEN trace_id = '' THEN %s ELSE trace_id END, "
-        "last_event_seq = last_event_seq + %s, updated_at = %s "
-        f"WHERE id = %s AND fencing_epoch = %s AND lease_owner = %s AND status = '{RunStatus.RUNNING}' "
+        "last_event_seq = last_event_seq + %s, updated_at = %s, "
+        "input_tokens = input_tokens + %s, output_tokens = output_tokens + %s, cost = cost + %s "
+        "WHERE id = %s AND fencing_epoch = %s AND lease_owner = %s "
+        f"AND status = '{RunStatus.RUNNING}' "
         "RETURNING id, last_event_seq)"
     )
 
@@ -162,7 +184,8 @@ def _upsert_statement(new_blobs: int, uses: int, progress: bool) -> str:
         # ~0.9 ms per 64 KiB.
         rows = ", ".join(["(%s, %s, %s)"] * new_blobs)
         ctes.append(
-            f"b AS (INSERT INTO {CheckpointBlob._meta.db_table} (digest, data, size_bytes, created_at) "
+            f"b AS (INSERT INTO {CheckpointBlob._meta.db_table} "
+            "(digest, data, size_bytes, created_at) "
             f"SELECT v.d, v.j, v.n, %s FROM (VALUES {rows}) AS v(d, j, n){fenced} "
             "ON CONFLICT DO NOTHING)"
         )
@@ -180,7 +203,10 @@ def _upsert_statement(new_blobs: int, uses: int, progress: bool) -> str:
         # save is in flight (see blob_uses). A new one is inserted; its foreign key is checked
         # at commit. Read FROM cp so that the checkpoint row is written first, as deleters lock
         # it first; and in digest order, the order retention locks uses in.
-        lock = " ON CONFLICT (engine_run_id, blob_id) DO UPDATE SET blob_id = EXCLUDED.blob_id WHERE false"
+        lock = (
+            " ON CONFLICT (engine_run_id, blob_id) DO UPDATE SET blob_id = EXCLUDED.blob_id"
+            " WHERE false"
+        )
         if uses <= _USE_ROWS:
             source = f"(VALUES {', '.join(['(%s, %s)'] * uses)}) AS v(l, d)"
             pick = "v.l, v.d"
@@ -208,9 +234,20 @@ def _save_statement(
     params: list[Any] = []
     if progress is not None:
         params += [
-            values["superstep"], values["checkpoint_id"], progress.output,
-            progress.lease_expires_at, values["engine_run_id"], progress.trace_id,
-            progress.event_count, progress.stamp, progress.run_id, progress.epoch, progress.owner,
+            values["superstep"],
+            values["checkpoint_id"],
+            progress.output,
+            progress.lease_expires_at,
+            values["engine_run_id"],
+            progress.trace_id,
+            progress.event_count,
+            progress.stamp,
+            progress.input_tokens,
+            progress.output_tokens,
+            progress.cost,
+            progress.run_id,
+            progress.epoch,
+            progress.owner,
         ]
     if new_blobs:
         params.append(values["created_at"])
@@ -243,7 +280,9 @@ def _row_values(piece: SplitCheckpoint, run_id: uuid.UUID | None) -> dict[str, A
         "document": record,
         "size_bytes": piece.size_bytes,
         "pending_request_count": len(record.get("pending_request_ids", ())),
-        "created_at": dt.datetime.fromisoformat(record["timestamp"]),
+        # The instant the engine orders and prunes by (no offset means UTC), so retention and
+        # "latest" read the same moment from this column as from the record.
+        "created_at": instant(record["timestamp"]),
     }
 
 
@@ -278,7 +317,9 @@ def _execute(
     return None if row is None else row[0]
 
 
-def commit_split(piece: SplitCheckpoint, progress: RunProgress, *, using: str = "default") -> int | None:
+def commit_split(
+    piece: SplitCheckpoint, progress: RunProgress, *, using: str = "default"
+) -> int | None:
     """A worker's superstep on PostgreSQL: ``save_split`` and the run's progress (events,
     lease, latest checkpoint) in one statement, one round trip, one commit. Returns the run's
     last event number after it, or None when the lease was not current (nothing written).
@@ -359,11 +400,17 @@ def save_split(
     else:
         # SQLite runs one writer at a time: nothing can release a use between these statements.
         Checkpoint.objects.using(using).bulk_create(
-            [row], update_conflicts=True, unique_fields=["checkpoint_id"], update_fields=_UPSERT_FIELDS
+            [row],
+            update_conflicts=True,
+            unique_fields=["checkpoint_id"],
+            update_fields=_UPSERT_FIELDS,
         )
         if digests:
             CheckpointBlobUse.objects.using(using).bulk_create(
-                [CheckpointBlobUse(engine_run_id=values["engine_run_id"], blob_id=d) for d in digests],
+                [
+                    CheckpointBlobUse(engine_run_id=values["engine_run_id"], blob_id=d)
+                    for d in digests
+                ],
                 ignore_conflicts=True,
             )
     row._state.adding, row._state.db = False, using

@@ -21,7 +21,7 @@ from channels.security.websocket import AllowedHostsOriginValidator
 from django.conf import settings
 
 from dashboard.execution.embedded import start_background_services
-from dashboard.live.routing import websocket_urlpatterns
+from dashboard.web.live.routing import websocket_urlpatterns
 
 application = ProtocolTypeRouter(
     {

@@ -3,10 +3,10 @@
 
 Configured from Django settings under the ``CELERY_`` prefix (see dashboard/config/settings.py
 for why acks are late, prefetch is one and only JSON is accepted). The task modules are
-``dashboard.execution.tasks`` and ``dashboard.approvals.tasks``, named below and also imported by
-``DashboardConfig.ready()``, so every process Django runs in knows them.
+``dashboard.execution.tasks`` and ``dashboard.notifications.tasks``, named below and also
+imported by ``DashboardConfig.ready()``, so every process Django runs in knows them.
 
-``beat_schedule`` publishes the periodic jobs of ``dashboard.execution.schedule`` (lease
+``beat_schedule`` publishes the periodic jobs of ``dashboard.catalog.periodic_jobs`` (lease
 sweeper, approval deadlines, notification retries, retention). Celery's own scheduler, not
 django-celery-beat (which pins an older Django): the schedule is code, and exactly-once per
 period comes from a database claim each task makes (``dashboard.execution.periodic``), so a
@@ -21,8 +21,8 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_process_shutdown
 
-from dashboard.execution.schedule import PERIODIC_JOBS
-from dashboard.observability.processes import forget_celery_child
+from dashboard.catalog.periodic_jobs import PERIODIC_JOBS
+from dashboard.instruments.processes import forget_celery_child
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.config.settings")
 
@@ -48,7 +48,7 @@ class SuperstepCelery(Celery):
 
 app = SuperstepCelery("dashboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["dashboard.execution", "dashboard.approvals", "dashboard.alerts"])
+app.autodiscover_tasks(["dashboard.execution", "dashboard.notifications"])
 # A prefork child leaves with os._exit, past atexit: its live metric gauges are dropped here.
 worker_process_shutdown.connect(forget_celery_child)
 app.conf.beat_schedule = {

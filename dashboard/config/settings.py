@@ -41,7 +41,8 @@ from environs import Env, EnvError
 
 from dashboard.web import csp as _web_csp
 
-# The repository: manage.py, templates/, static/ and var/ live here (this file is dashboard/config/).
+# The repository: manage.py, templates/, static/ and var/ live here (this file is
+# dashboard/config/).
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 # Only the process environment: no .env file is read (deployments inject variables; a stray
@@ -261,7 +262,7 @@ MIDDLEWARE = [
     # request.htmx: whether a request came from htmx, and its target, current URL...
     "django_htmx.middleware.HtmxMiddleware",
     # Client address and user agent for the audit entries services write during the request.
-    "dashboard.services.audit.RequestMeta",
+    "dashboard.access.audit.RequestMeta",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Django's CSP middleware plus this host's ws(s):// origin in connect-src.
@@ -386,6 +387,17 @@ CHANNEL_LAYERS: dict[str, dict[str, Any]] = {
     )
 }
 
+# Agents' replies while they stream (dashboard.broadcast.replies_so_far): what a browser that
+# connects mid-reply is sent first. Every web and worker process must share it, so Redis in
+# production; embedded mode is one process.
+CACHES: dict[str, dict[str, Any]] = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
 # ------------------------------------------------------------------------------ celery
 
 # A message only says "run R may have work"; the database row is the truth (reliability.md
@@ -415,8 +427,8 @@ CELERY_TIMEZONE = TIME_ZONE
 
 # ------------------------------------------------------------------------------ superstep
 
-# Where the workflows come from (dashboard.execution.workflow_sources, which imports them when
-# Django starts): installed packages' "superstep.workflows" entry points; the modules named by
+# Where the workflows come from (dashboard.catalog.sources, which imports them when Django
+# starts): installed packages' "superstep.workflows" entry points; the modules named by
 # the SUPERSTEP_WORKFLOWS variable (comma-separated), each declaring a module-level
 # WORKFLOWS = {"name": builder} dict; this setting, name -> dotted path of a builder, for a
 # settings module of one's own; and the demo app's, in demo mode. A name claimed twice is an error.
@@ -464,7 +476,8 @@ if SUPERSTEP_OIDC_ENABLED:
             "SUPERSTEP_OIDC_CLIENT_ID is set, so single sign-on also needs " + ", ".join(_missing)
         )
 AUTHENTICATION_BACKENDS = [
-    # Permissions only: a user's own and their roles' in one query (dashboard/access/permissions.py).
+    # Permissions only: a user's own and their roles' in one query
+    # (dashboard/access/permissions.py).
     "dashboard.access.permissions.RolePermissions",
     "django.contrib.auth.backends.ModelBackend",
     # Does nothing unless single sign-on is on and the request is the provider's callback.
@@ -516,7 +529,7 @@ if SUPERSTEP_TRACE_URL and "{trace_id}" not in SUPERSTEP_TRACE_URL:
 # Prometheus metrics at /metrics (dashboard/observability): for a scraper sending
 # "Authorization: Bearer <SUPERSTEP_METRICS_TOKEN>", or a signed-in staff user. Empty: staff
 # only. Processes share values through prometheus_client's PROMETHEUS_MULTIPROC_DIR
-# (dashboard/observability/processes.py); each scrape drops the live gauges of writers that no
+# (dashboard/instruments/processes.py); each scrape drops the live gauges of writers that no
 # longer exist, which needs them in its PID namespace: turn that off when they are not.
 SUPERSTEP_METRICS_TOKEN: str = env.str("SUPERSTEP_METRICS_TOKEN", "")
 SUPERSTEP_METRICS_REAP_DEAD_PROCESSES = env_bool("SUPERSTEP_METRICS_REAP_DEAD_PROCESSES", True)

@@ -50,7 +50,8 @@ def configure_tracing() -> bool:
     except ImportError:
         logger.warning(
             "tracing is configured (%s) but OpenTelemetry is not installed: "
-            "pip install 'superstep[tracing]'", "OTLP endpoint" if otlp else "SUPERSTEP_TRACE_FILE"
+            "pip install 'superstep[tracing]'",
+            "OTLP endpoint" if otlp else "SUPERSTEP_TRACE_FILE",
         )
         return False
     if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):

@@ -35,11 +35,23 @@ def seed() -> None:
         # Fails at step 3 during a 20 s "outage": retry it from the dashboard afterwards.
         ("fail-at-step", {"steps": 6, "fail_at": 3, "outage_seconds": 20, "work_ms": 0}),
         ("return-replace", {"order_id": "ORD-1001", "item_sku": "KETTLE-2L", "work_ms": 0}),
-        ("return-replace", {"order_id": "ORD-1002", "item_sku": "TOASTER-4", "refund_amount": 89.0, "work_ms": 0}),
-        ("return-replace", {"order_id": "ORD-1003", "item_sku": "KETTLE-2L", "refund_amount": 35.0, "work_ms": 0}),
+        (
+            "return-replace",
+            {"order_id": "ORD-1002", "item_sku": "TOASTER-4", "refund_amount": 89.0, "work_ms": 0},
+        ),
+        (
+            "return-replace",
+            {"order_id": "ORD-1003", "item_sku": "KETTLE-2L", "refund_amount": 35.0, "work_ms": 0},
+        ),
         ("return-replace", {"order_id": "ORD-1004", "reason": "changed-mind", "work_ms": 0}),
         # The manager's review is a sub-workflow: its question waits in the inbox.
-        ("expense-claim", {"employee": "Dana", "amount": 420.0, "category": "travel", "work_ms": 0}),
+        (
+            "expense-claim",
+            {"employee": "Dana", "amount": 420.0, "category": "travel", "work_ms": 0},
+        ),
+        # Agents on the built-in local model: a report, and a refund tool call in the inbox.
+        ("research-report", "Write a short report on durable workflows for operators"),
+        ("support-refund", "Please refund order A-17, it arrived broken"),
     ]
     for name, data in start:
         services.run_start(workflow_name=name, input=data, user=operator)

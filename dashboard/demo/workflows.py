@@ -1,4 +1,5 @@
-"""The workflows the dashboard ships with, registered by name in demo mode (``DEMO_WORKFLOWS``).
+"""The workflows the dashboard ships with, registered by name in demo mode
+(``dashboard.catalog.sources.DEMO_WORKFLOWS``).
 
 Each builder takes an optional checkpoint storage and returns a fresh ``Workflow`` with fixed
 executor ids and a fixed name, so any worker process rebuilds exactly the same graph. Handlers
@@ -107,7 +108,9 @@ class SquaresInput:
     # Bounds declared on the type: the start form and the API refuse a limit out of range
     # before a run exists (the handler's own check stays for code that builds the input itself).
     limit: Annotated[int, Field(ge=1, le=1000, description="How many numbers to square")] = 10
-    work_ms: Annotated[int, Field(ge=0, le=60_000, description="Simulated work per superstep, ms")] = 100
+    work_ms: Annotated[
+        int, Field(ge=0, le=60_000, description="Simulated work per superstep, ms")
+    ] = 100
 
 
 @dataclass
@@ -130,7 +133,9 @@ class SquaresWorker(Executor):
         self._results: dict[int, int] = {}
 
     @handler
-    async def compute(self, task: SquaresTask, ctx: WorkflowContext[SquaresTask, dict[int, int]]) -> None:
+    async def compute(
+        self, task: SquaresTask, ctx: WorkflowContext[SquaresTask, dict[int, int]]
+    ) -> None:
         await _work(task.work_ms)
         num = task.remaining.pop(0)
         self._results[num] = num * num
@@ -245,9 +250,15 @@ class FailAtStepInput:
     (``outage_seconds`` from the run's start), so a retry after the outage succeeds."""
 
     steps: Annotated[int, Field(ge=1, le=500, description="Supersteps to count")] = 5
-    fail_at: Annotated[int, Field(ge=0, description="The step that fails during the outage (0: none)")] = 3
-    outage_seconds: Annotated[float, Field(ge=0, le=86_400, description="How long the outage lasts")] = 15.0
-    work_ms: Annotated[int, Field(ge=0, le=60_000, description="Simulated work per superstep, ms")] = 150
+    fail_at: Annotated[
+        int, Field(ge=0, description="The step that fails during the outage (0: none)")
+    ] = 3
+    outage_seconds: Annotated[
+        float, Field(ge=0, le=86_400, description="How long the outage lasts")
+    ] = 15.0
+    work_ms: Annotated[
+        int, Field(ge=0, le=60_000, description="Simulated work per superstep, ms")
+    ] = 150
 
 
 @dataclass
@@ -466,7 +477,9 @@ class ApplyDiscount(Executor):
 
 class Finalize(Executor):
     @handler
-    async def finalize(self, state: ReturnState, ctx: WorkflowContext[None, dict[str, Any]]) -> None:
+    async def finalize(
+        self, state: ReturnState, ctx: WorkflowContext[None, dict[str, Any]]
+    ) -> None:
         state.completed_steps.append(self.id)
         if not state.eligible:
             outcome = "not eligible"
@@ -593,9 +606,7 @@ class ClaimIntake(Executor):
 
 class PolicyCheck(Executor):
     @handler
-    async def check(
-        self, claim: ExpenseClaim, ctx: WorkflowContext[PolicyVerdict, str]
-    ) -> None:
+    async def check(self, claim: ExpenseClaim, ctx: WorkflowContext[PolicyVerdict, str]) -> None:
         await _work(claim.work_ms)
         limit = _CATEGORY_LIMITS.get(claim.category, 500.0)
         verdict = PolicyVerdict(
@@ -618,9 +629,7 @@ class ManagerApproval(Executor):
     """Asks the manager when the amount needs one; otherwise approves by policy."""
 
     @handler
-    async def ask(
-        self, verdict: PolicyVerdict, ctx: WorkflowContext[Never, ReviewOutcome]
-    ) -> None:
+    async def ask(self, verdict: PolicyVerdict, ctx: WorkflowContext[Never, ReviewOutcome]) -> None:
         if not verdict.needs_manager:
             await ctx.yield_output(
                 ReviewOutcome(

@@ -4,7 +4,7 @@ The rules live in ``dashboard.services``. ``enqueue_run_on_commit`` is the run e
 ``DashboardConfig.ready()`` plugs into ``services.dispatch``, so services can queue a run without
 importing this module.
 
-The periodic jobs (``dashboard.execution.schedule``) are published by Celery beat in
+The periodic jobs (``dashboard.catalog.periodic_jobs``) are published by Celery beat in
 production and run by threads of the server process in embedded mode (registered at the
 bottom). Both go through ``periodic.run_once_per_period``, so each period of a job runs once;
 each job also locks and re-checks the rows it changes, so even overlapping runs do every piece
@@ -17,9 +17,9 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 from dashboard import services
+from dashboard.catalog.periodic_jobs import PERIODIC_JOBS
 from dashboard.execution import periodic, worker
 from dashboard.execution.embedded import enqueue_on_commit, register_periodic
-from dashboard.execution.schedule import PERIODIC_JOBS
 from dashboard.services import schedules
 
 __all__ = [

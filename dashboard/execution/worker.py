@@ -25,12 +25,12 @@ from typing import Any
 from asgiref.sync import async_to_sync, sync_to_async
 from django.db import InterfaceError, OperationalError
 
-from dashboard import services
+from dashboard import catalog, selectors, services
 from dashboard.checkpoints.storage import DjangoCheckpointStorage
-from dashboard.execution import registry
+from dashboard.execution.agent_replies import ModelCalls, Pending, ReplyJoin, drain
+from dashboard.instruments import metrics
 from dashboard.models import RunStatus
-from dashboard.observability import metrics
-from workflows import WorkflowCheckpoint, WorkflowEvent, WorkflowRunState
+from workflows import WorkflowCheckpoint, WorkflowEvent, WorkflowRunState, observing
 from workflows.storage import SplitCheckpoint, encode
 
 __all__ = ["execute"]
@@ -75,16 +75,19 @@ class _RunStorage(DjangoCheckpointStorage):
     """The storage the engine sees while this worker holds the run's lease: each save commits
     the run's progress with the checkpoint (``commit``), through the storage's one write path."""
 
-    def __init__(self, lease: services.Lease, pending: list[dict[str, Any]]) -> None:
+    def __init__(self, lease: services.Lease, pending: Pending, workflow_name: str) -> None:
         super().__init__()
         self._lease = lease
+        # The registered name, which the metrics use as the run gauges do (the engine's own
+        # name may differ: every sequential orchestration is called "Sequential").
+        self._workflow_name = workflow_name
         self._pending = pending
         self._events: list[dict[str, Any]] = []
         self._lap = metrics.Lap()  # a superstep lasts from the previous checkpoint to its own
 
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
         # Taken on the loop that appends them, before the write's thread runs.
-        self._events = _drain(self._pending)
+        self._events = drain(self._pending, _event_dict)
         try:
             return await super().save(checkpoint)
         except _CONNECTION_LOST as exc:
@@ -92,24 +95,42 @@ class _RunStorage(DjangoCheckpointStorage):
 
     def commit(self, checkpoint: WorkflowCheckpoint, piece: SplitCheckpoint) -> None:
         services.checkpoint_commit(self._lease, checkpoint, piece, self._events)
+        _count_model_calls(self._workflow_name, self._events)
         metrics.checkpoint_committed(
-            checkpoint.workflow_name, piece.size_bytes, self._lap(),
+            self._workflow_name,
+            piece.size_bytes,
+            self._lap(),
             kind=str(checkpoint.metadata.get("kind", "superstep")),
         )
 
 
-def _drain(pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    taken = list(pending)
-    pending.clear()
-    return taken
+def _count_model_calls(workflow: str, events: list[dict[str, Any]]) -> None:
+    """Tell the metrics about the model calls just committed."""
+    for event in events:
+        if event.get("type") == "model_call":
+            cost = event["cost"]
+            metrics.model_called(
+                workflow,
+                event["model"],
+                input_tokens=event["input_tokens"],
+                output_tokens=event["output_tokens"],
+                cost=None if cost is None else float(cost),
+            )
 
 
 # The engine gives these events the messages themselves (MAF's payloads). The run's checkpoints
 # already hold every message, so the event log keeps them lean instead of encoding each twice.
 _LEAN_EVENTS = frozenset({"executor_invoked", "executor_completed"})
-# Stamped with when they happened, for the run page's executor timeline (dashboard/web/gantt.py).
+# Stamped with when they happened, for the run page's executor timeline
+# (dashboard/web/run_page/gantt.py).
 _TIMED_EVENTS = frozenset(
-    {"superstep_started", "executor_invoked", "executor_completed", "executor_failed", "request_info"}
+    {
+        "superstep_started",
+        "executor_invoked",
+        "executor_completed",
+        "executor_failed",
+        "request_info",
+    }
 )
 
 
@@ -153,16 +174,19 @@ def _run_error(exc: BaseException) -> services.RunError:
 async def _drive(lease: services.Lease) -> None:
     from django.conf import settings
 
-    pending: list[dict[str, Any]] = []
+    pending: Pending = []
     finish = _ours(services.run_finish)
     try:
         if await sync_to_async(services.attempt_version)(lease) is None:
             return  # parked: its version is gone and the deployed one cannot carry it
         plan = await sync_to_async(services.execution_plan)(lease)
-        workflow = registry.build(
-            plan.workflow_name, checkpoint_storage=_RunStorage(lease, pending), version=plan.version
+        prices = await sync_to_async(selectors.price_table)()
+        workflow = catalog.build(
+            plan.workflow_name,
+            checkpoint_storage=_RunStorage(lease, pending, plan.workflow_name),
+            version=plan.version,
         )
-    except registry.UnknownWorkflowError as exc:
+    except catalog.UnknownWorkflowError as exc:
         # Removed by a deploy while the run was queued: fail it saying so, rather than leave
         # it running until the sweeper gives up on "lost workers".
         try:
@@ -182,31 +206,36 @@ async def _drive(lease: services.Lease) -> None:
         run_id=plan.engine_run_id,
         stream=True,
     )
-    output: Any = None
+    join = ReplyJoin(pending, _event_dict)
     try:
         metrics.attempt_started(plan.workflow_name)
-        async for event in stream:
-            if event.type == "superstep_completed":
-                continue  # the storage records it in the checkpoint's own transaction
-            pending.append(_event_dict(event))
-            if event.type == "output":
-                output = encode(event.data, where="run output")
+        with observing(ModelCalls(lease.run_id, pending, prices)):
+            async for event in stream:
+                if event.type == "superstep_completed":
+                    continue  # the storage records it in the checkpoint's own transaction
+                join.add(event)
         outcome = (
             RunStatus.WAITING
             if workflow.status == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS
             else RunStatus.COMPLETED
         )
-        await finish(lease, outcome=outcome, events=_drain(pending), output=output)
+        output = None if join.last_output is None else encode(join.output(), where="run output")
+        events = drain(pending, _event_dict)
+        await finish(lease, outcome=outcome, events=events, output=output)
+        _count_model_calls(plan.workflow_name, events)
     except (services.LeaseLost, asyncio.CancelledError):
         logger.info("run %s: lease lost or run cancelled; this worker stops", lease.run_id)
     except _DatabaseLost as exc:
         logger.warning(
             "run %s: the database was lost (%s); the run resumes from its latest checkpoint",
-            lease.run_id, exc,
+            lease.run_id,
+            exc,
         )
     except Exception as exc:  # noqa: BLE001 - whatever the workflow raised fails the run, recorded
         try:
-            await finish(lease, outcome=RunStatus.FAILED, events=_drain(pending), error=_run_error(exc))
+            events = drain(pending, _event_dict)
+            await finish(lease, outcome=RunStatus.FAILED, events=events, error=_run_error(exc))
+            _count_model_calls(plan.workflow_name, events)
         except (services.LeaseLost, _DatabaseLost):
             logger.info("run %s failed, but its lease or the database was lost", lease.run_id)
     finally:

@@ -5,6 +5,7 @@
 * ``approvals``: ``ApprovalRequest``, ``ApprovalRule``, ``ApprovalVote``, ``Notification``;
 * ``alerts``: ``AlertRule`` and ``AlertIncident`` (each open incident notified once);
 * ``retention``: ``RetentionPolicy``;
+* ``pricing``: ``ModelPrice`` (what a model's tokens cost);
 * ``bulk``: ``BulkAction`` and its ``BulkActionItem`` rows (actions on many runs at once);
 * ``jobs``: ``PeriodicJobRun`` (each period of a periodic job claimed once);
 * ``schedules``: ``Schedule`` and ``ScheduleTick`` (each tick of a schedule claimed once);
@@ -22,6 +23,7 @@ from .approvals import ApprovalRequest, ApprovalRule, ApprovalStatus, ApprovalVo
 from .bulk import BulkAction, BulkActionItem
 from .checkpoints import Checkpoint, CheckpointBlob, CheckpointBlobUse
 from .jobs import PeriodicJobRun
+from .pricing import ModelPrice
 from .retention import RetentionPolicy
 from .runs import ENGINE_ID_LENGTH, TERMINAL_RUN_STATUSES, RunEvent, RunStatus, WorkflowRun
 from .schedules import Schedule, ScheduleTick
@@ -45,6 +47,7 @@ __all__ = [
     "Checkpoint",
     "CheckpointBlob",
     "CheckpointBlobUse",
+    "ModelPrice",
     "Notification",
     "PeriodicJobRun",
     "RetentionPolicy",

@@ -20,7 +20,8 @@ __all__ = [
 
 
 class ApiToken(models.Model):
-    """A bearer token for the JSON API; only its SHA-256 is stored (see ``dashboard.access.tokens``)."""
+    """A bearer token for the JSON API; only its SHA-256 is stored (see
+    ``dashboard.access.tokens``)."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
@@ -35,9 +36,8 @@ class ApiToken(models.Model):
         return f"{self.name or 'token'} for {self.user}"
 
 
-
 class WorkflowGrant(models.Model):
-    """A role for one workflow only (``dashboard.services.authz``): its holder has the role's
+    """A role for one workflow only (``dashboard.access.authz``): its holder has the role's
     permissions on that workflow's runs and requests, and sees nothing of other workflows but
     what another grant, or the role held as a group (all workflows), gives."""
 
@@ -139,11 +139,16 @@ class AuditEntry(models.Model):
             models.Index(fields=["action", "created_at"], name="audit_action_created"),
         )
         constraints = (
-            models.CheckConstraint(condition=Q(outcome__in=["ok", "denied"]), name="audit_outcome_valid"),
+            models.CheckConstraint(
+                condition=Q(outcome__in=["ok", "denied"]), name="audit_outcome_valid"
+            ),
         )
 
     def __str__(self) -> str:
-        return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor_name or 'system'} {self.action} {self.outcome}"
+        return (
+            f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor_name or 'system'} "
+            f"{self.action} {self.outcome}"
+        )
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         if not self._state.adding:

@@ -126,7 +126,6 @@ class ApprovalRequest(models.Model):
         return f"{self.executor_id} request {self.request_id} ({self.status})"
 
 
-
 class ApprovalRule(models.Model):
     """Per-workflow rules for its approval requests."""
 
@@ -161,7 +160,9 @@ class ApprovalRule(models.Model):
 
     class Meta:
         constraints = (
-            models.CheckConstraint(condition=Q(required_approvals__gte=1), name="rule_needs_an_approval"),
+            models.CheckConstraint(
+                condition=Q(required_approvals__gte=1), name="rule_needs_an_approval"
+            ),
             models.CheckConstraint(
                 condition=Q(default_outcome="") | Q(deadline_minutes__isnull=False),
                 name="rule_default_needs_deadline",
@@ -246,7 +247,9 @@ class Notification(models.Model):
     class Meta:
         indexes = (
             models.Index(
-                fields=["next_attempt_at"], condition=Q(sent_at__isnull=True), name="notification_due"
+                fields=["next_attempt_at"],
+                condition=Q(sent_at__isnull=True),
+                name="notification_due",
             ),
         )
         constraints = (

@@ -72,9 +72,7 @@ class BulkActionItem(models.Model):
     message = models.CharField(max_length=500, blank=True, default="")
 
     class Meta:
-        constraints = (
-            models.UniqueConstraint(fields=["bulk", "run_id"], name="bulk_item_once"),
-        )
+        constraints = (models.UniqueConstraint(fields=["bulk", "run_id"], name="bulk_item_once"),)
         indexes = (
             models.Index(
                 fields=["bulk", "position"], condition=Q(outcome=""), name="bulk_item_pending"

@@ -41,7 +41,7 @@ class CheckpointBlobUse(models.Model):
     writes none after its first checkpoint; each later save only locks the row, so retention
     cannot release it under a save in flight. Retention deletes a row once no checkpoint of the
     lineage refers to the blob any more, and a blob once no row refers to it
-    (``dashboard.blob_uses``).
+    (``dashboard.checkpoints.blob_uses``).
     """
 
     engine_run_id = models.CharField(max_length=ENGINE_ID_LENGTH)

@@ -29,7 +29,9 @@ class RetentionPolicy(models.Model):
     )
     status = models.CharField(max_length=16, choices=Status.choices)
     keep_last_checkpoints = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Keep this many newest checkpoints of each run (empty: no limit)"
+        null=True,
+        blank=True,
+        help_text="Keep this many newest checkpoints of each run (empty: no limit)",
     )
     delete_checkpoints_older_than_days = models.PositiveIntegerField(null=True, blank=True)
     delete_runs_older_than_days = models.PositiveIntegerField(

@@ -14,6 +14,7 @@ Note that ``QuerySet.update()`` bypasses ``auto_now``: services updating runs th
 from __future__ import annotations
 
 import uuid
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
@@ -101,6 +102,14 @@ class WorkflowRun(models.Model):
     # Highest RunEvent.seq so far; the next seq is taken here under the run-row lock, which
     # keeps per-run sequence numbers gapless without a MAX() scan.
     last_event_seq = models.PositiveIntegerField(default=0)
+    # What the run's agents asked of their models so far (the model_call events, summed as
+    # each superstep commits), for the runs list's columns and filters; cost is in the price
+    # table's currency, counting only the calls whose model has a price.
+    input_tokens = models.PositiveBigIntegerField(default=0, db_default=0)
+    output_tokens = models.PositiveBigIntegerField(default=0, db_default=0)
+    cost = models.DecimalField(
+        max_digits=18, decimal_places=6, default=Decimal(0), db_default=Decimal(0)
+    )
     # Legal hold: retention never touches a held run or any of its checkpoints.
     on_hold = models.BooleanField(default=False)
     hold_reason = models.CharField(max_length=500, blank=True, default="")
@@ -148,7 +157,6 @@ class WorkflowRun(models.Model):
     @property
     def is_terminal(self) -> bool:
         return self.status in TERMINAL_RUN_STATUSES
-
 
 
 class RunEvent(models.Model):

@@ -39,7 +39,10 @@ class Schedule(models.Model):
     next_fire_at = models.DateTimeField(null=True, blank=True)
     last_fired_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="+",
     )
     created_at = models.DateTimeField(default=timezone.now)
@@ -52,7 +55,9 @@ class Schedule(models.Model):
             models.Index(fields=["paused", "next_fire_at"], name="schedule_due"),
         )
         constraints = (
-            models.CheckConstraint(condition=Q(kind__in=["cron", "interval"]), name="schedule_kind_valid"),
+            models.CheckConstraint(
+                condition=Q(kind__in=["cron", "interval"]), name="schedule_kind_valid"
+            ),
             # Exactly one way of telling time, matching the kind.
             models.CheckConstraint(
                 condition=(Q(kind="cron") & ~Q(cron="") & Q(interval_seconds__isnull=True))

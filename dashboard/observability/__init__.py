@@ -1,3 +1,7 @@
-"""Prometheus metrics: the instruments services and workers record into (``metrics``), the
-gauges read from the database at scrape time (``collector``), the sharing of values between
-processes (``processes``) and the protected ``/metrics`` page (``views``)."""
+"""Reading the metrics. The instruments themselves are ``dashboard.instruments``'.
+
+* ``exposition``: one scrape, every process's values merged;
+* ``collector``: the run gauges, read from the database at scrape time;
+* ``views``, ``urls``, ``access``: the protected ``/metrics`` page and who may read it;
+* ``exporter``: the exporter of a host that runs only workers.
+"""

@@ -16,7 +16,7 @@ from django.db import DatabaseError
 from django.db.models import Count, Q
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 
-from dashboard.execution import registry
+from dashboard import catalog
 from dashboard.models import RunStatus, WorkflowRun
 from dashboard.services.common import now
 
@@ -48,7 +48,7 @@ def run_counts() -> dict[tuple[str, str], RunCounts]:
     )
     counts = {
         (workflow, status): RunCounts()
-        for workflow in registry.names()
+        for workflow in catalog.names()
         for status in RunStatus.values
     }
     for workflow, status, runs, leased, lease_expired in rows:

@@ -8,7 +8,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from dashboard.observability import metrics, processes
+from dashboard.instruments import metrics, processes
 from dashboard.observability.collector import RunsCollector
 
 __all__ = ["render", "scrape_registry"]

@@ -1,8 +1,7 @@
 """Read-only queries the views, API and consumers share (services write; selectors read).
 
-One module per concern, mirroring ``dashboard.services``: ``runs``, ``execution``,
-``checkpoints``, ``approvals``, ``retention`` (storage use), ``audit`` and ``authz``. Callers
-use the names re-exported here: ``selectors.run_list(...)``.
+One module per concern, named as the services module that writes what it reads. Callers use
+the names re-exported here: ``selectors.run_list(...)``.
 """
 
 from dashboard.selectors.approvals import (
@@ -41,6 +40,10 @@ from dashboard.selectors.execution import (
     requests_raised_after,
     run_executor_events,
 )
+from dashboard.selectors.model_prices import (
+    PriceTable,
+    price_table,
+)
 from dashboard.selectors.paging import KeysetPage, keyset
 from dashboard.selectors.retention import (
     DayGrowth,
@@ -58,6 +61,7 @@ from dashboard.selectors.retention import (
 from dashboard.selectors.runs import (
     REPLAY_BATCH,
     RUN_LIST_COLUMNS,
+    RUN_TRIGGERS,
     RunFilters,
     run_children,
     run_event_facets,
@@ -68,6 +72,7 @@ from dashboard.selectors.runs import (
     run_ids_matching,
     run_list,
     run_list_full,
+    run_status_counts,
     run_superstep_before,
     trace_url,
 )
@@ -80,8 +85,10 @@ __all__ = [
     "DayGrowth",
     "EXECUTOR_EVENT_TYPES",
     "KeysetPage",
+    "PriceTable",
     "REPLAY_BATCH",
     "RUN_LIST_COLUMNS",
+    "RUN_TRIGGERS",
     "RunFilters",
     "RunStorage",
     "StatusStorage",
@@ -104,6 +111,7 @@ __all__ = [
     "newest_run_id",
     "pending_approval_count",
     "pending_approvals_by_run",
+    "price_table",
     "requests_raised_after",
     "run_audit_entries",
     "run_checkpoint_rows",
@@ -119,6 +127,7 @@ __all__ = [
     "run_ids_matching",
     "run_list",
     "run_list_full",
+    "run_status_counts",
     "storage_by_status",
     "storage_by_workflow",
     "storage_growth",

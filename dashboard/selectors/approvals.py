@@ -8,16 +8,26 @@ import uuid
 from django.contrib.auth.models import Group, User
 from django.db.models import Q, QuerySet
 
+from dashboard.access.authz import visible_workflows
+from dashboard.core.types import Actor, is_user
 from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
 )
 from dashboard.selectors.paging import KeysetPage, keyset
-from dashboard.services.authz import visible_workflows
-from dashboard.services.common import is_user
-from dashboard.services.types import Actor
 
-__all__ = ["APPROVAL_TABS", "approval_archive", "approval_get", "approval_inbox", "approval_pending", "approvals_by_status", "assignable_groups", "assignable_users", "pending_approval_count", "pending_approvals_by_run"]
+__all__ = [
+    "APPROVAL_TABS",
+    "approval_archive",
+    "approval_get",
+    "approval_inbox",
+    "approval_pending",
+    "approvals_by_status",
+    "assignable_groups",
+    "assignable_users",
+    "pending_approval_count",
+    "pending_approvals_by_run",
+]
 
 DECIDE_PERMISSION = ("dashboard", "decide_approval")
 
@@ -100,9 +110,9 @@ def approval_archive(
     limit: int = 50,
 ) -> KeysetPage[ApprovalRequest]:
     """Decided and cancelled requests, most recently decided first."""
-    rows = _visible(ApprovalRequest.objects.exclude(status=ApprovalStatus.PENDING), user).select_related(
-        "run", "decided_by"
-    )
+    rows = _visible(
+        ApprovalRequest.objects.exclude(status=ApprovalStatus.PENDING), user
+    ).select_related("run", "decided_by")
     if workflow:
         rows = rows.filter(run__workflow_name=workflow)
     return keyset(rows, "decided_at", descending=True, after=after, before=before, limit=limit)
@@ -113,15 +123,16 @@ def approval_get(request_id: str, *, user: Actor = None) -> ApprovalRequest | No
     if not isinstance(request_id, str) or not request_id or "\x00" in request_id:
         return None
     return (
-        _visible(ApprovalRequest.objects.all(), user).select_related(
-            "run", "decided_by", "claimed_by", "assigned_user", "assigned_group"
-        )
+        _visible(ApprovalRequest.objects.all(), user)
+        .select_related("run", "decided_by", "claimed_by", "assigned_user", "assigned_group")
         .filter(request_id=request_id)
         .first()
     )
 
 
-def approvals_by_status(status: str, *, limit: int = 50, user: Actor = None) -> list[ApprovalRequest]:
+def approvals_by_status(
+    status: str, *, limit: int = 50, user: Actor = None
+) -> list[ApprovalRequest]:
     """Requests in one status: pending ones oldest first, the others latest decided first."""
     rows = _visible(ApprovalRequest.objects.filter(status=status), user).select_related(
         "run", "decided_by", "claimed_by"
@@ -133,7 +144,10 @@ def approvals_by_status(status: str, *, limit: int = 50, user: Actor = None) -> 
 def assignable_users() -> QuerySet[User]:
     """Active people who may decide requests (through a role or as superusers), by name."""
     app_label, codename = DECIDE_PERMISSION
-    grants = Q(groups__permissions__codename=codename, groups__permissions__content_type__app_label=app_label)
+    grants = Q(
+        groups__permissions__codename=codename,
+        groups__permissions__content_type__app_label=app_label,
+    )
     grants |= Q(user_permissions__codename=codename) | Q(is_superuser=True)
     return User.objects.filter(grants, is_active=True).distinct().order_by("username")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uuid
 
+from dashboard.core.types import RunId
 from dashboard.models import AuditEntry
-from dashboard.services.types import RunId
 
 __all__ = ["AUDIT_CARD_LIMIT", "run_audit_entries"]
 
@@ -32,4 +32,3 @@ def run_audit_entries(run_id: RunId, limit: int = AUDIT_CARD_LIMIT) -> list[Audi
             "checkpoint_after",
         )[:limit]
     )
-

@@ -57,6 +57,7 @@ KNOWN_AUDIT_ACTIONS = (
     "schedule_update",
     "sso_sign_in",
     "start",
+    "take_over",
     "unclaim",
     "ungrant",
     "view",
@@ -117,7 +118,9 @@ def audit_log_page(
     return keyset(rows, "created_at", descending=True, after=after, before=before, limit=limit)
 
 
-def audit_log_batches(filters: AuditFilters, *, batch_size: int = 500) -> Iterator[list[AuditEntry]]:
+def audit_log_batches(
+    filters: AuditFilters, *, batch_size: int = 500
+) -> Iterator[list[AuditEntry]]:
     """Every matching entry, newest first, ``batch_size`` per query."""
     rows = _filtered(filters).order_by("-created_at", "-id")
     last: tuple[dt.datetime, int] | None = None

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dashboard.services.authz import can
-from dashboard.services.types import Actor
+from dashboard.access.authz import can
+from dashboard.core.types import Actor
 
 __all__ = ["user_can_view"]
 
@@ -11,4 +11,3 @@ __all__ = ["user_can_view"]
 def user_can_view(user: Actor) -> bool:
     """Whether the user may look at runs at all (every role can; a user with no role cannot)."""
     return user is not None and can(user, "view")
-

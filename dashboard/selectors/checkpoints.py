@@ -9,13 +9,25 @@ from typing import Any, TypedDict, cast
 
 from django.db.models import F, QuerySet
 
+from dashboard.checkpoints.blob_uses import ref_digests
 from dashboard.models import (
     Checkpoint,
     CheckpointBlob,
     WorkflowRun,
 )
+from workflows import CheckpointDecodeError
+from workflows.storage import join_document
 
-__all__ = ["CHECKPOINT_ROW_FIELDS", "CheckpointRow", "checkpoint_document", "checkpoint_get", "checkpoint_get_any", "checkpoint_superstep", "run_checkpoint_rows", "run_checkpoints"]
+__all__ = [
+    "CHECKPOINT_ROW_FIELDS",
+    "CheckpointRow",
+    "checkpoint_document",
+    "checkpoint_get",
+    "checkpoint_get_any",
+    "checkpoint_superstep",
+    "run_checkpoint_rows",
+    "run_checkpoints",
+]
 
 
 def run_checkpoints(run: WorkflowRun) -> QuerySet[Checkpoint]:
@@ -87,28 +99,23 @@ def checkpoint_superstep(checkpoint_id: str | None) -> int | None:
 
 
 def checkpoint_document(checkpoint: Checkpoint) -> dict[str, Any]:
-    """The checkpoint's whole document in the codec's JSON: its record with every blob put
-    back (``blob_refs`` paths: ``state/<key>``, ``executor_states/<id>/<key>``, or a top-level
-    part). Nothing is decoded, so it reads even when the types it names are gone."""
+    """The checkpoint's whole document in the codec's JSON: its record with every blob (and
+    every long conversation's chunks) put back. Nothing is decoded, so it reads even when the
+    types it names are gone; a missing blob shows as ``{"$missing": ...}`` where it belongs."""
     record = checkpoint.document if isinstance(checkpoint.document, dict) else {}
-    refs = [r for r in record.get("blob_refs") or [] if isinstance(r, list) and len(r) == 2]
     # Blobs are stored as the JSON text the codec wrote (the bytes its digest is of).
     blobs = {
         digest: json.loads(text)
-        for digest, text in CheckpointBlob.objects.filter(digest__in=[r[1] for r in refs]).values_list(
-            "digest", "data"
-        )
+        for digest, text in CheckpointBlob.objects.filter(
+            digest__in=ref_digests(record.get("blob_refs"))
+        ).values_list("digest", "data")
     }
-    doc = {k: v for k, v in record.items() if k not in ("blob_refs", "pending_request_ids")}
-    doc["state"] = dict(doc.get("state") or {})
-    doc["executor_states"] = {k: dict(v) for k, v in (doc.get("executor_states") or {}).items()}
-    for path, digest in refs:
-        value = blobs.get(digest, {"$missing": f"blob {digest} is missing"})
-        if len(path) == 2 and path[0] == "state":
-            doc["state"][path[1]] = value
-        elif len(path) == 3 and path[0] == "executor_states":
-            doc["executor_states"].setdefault(path[1], {})[path[2]] = value
-        elif len(path) == 1:
-            doc[path[0]] = value
-    return doc
 
+    def blob(digest: str) -> Any:
+        return blobs.get(digest, {"$missing": f"blob {digest} is missing"})
+
+    try:
+        return join_document({"blob_refs": [], **record}, blob)
+    except CheckpointDecodeError:
+        doc = {k: v for k, v in record.items() if k not in ("blob_refs", "pending_request_ids")}
+        return {"state": {}, "executor_states": {}, **doc}

@@ -9,7 +9,13 @@ from dashboard.models import (
     RunEvent,
 )
 
-__all__ = ["EXECUTOR_EVENT_TYPES", "executors_completed", "executors_run_after", "requests_raised_after", "run_executor_events"]
+__all__ = [
+    "EXECUTOR_EVENT_TYPES",
+    "executors_completed",
+    "executors_run_after",
+    "requests_raised_after",
+    "run_executor_events",
+]
 
 
 EXECUTOR_EVENT_TYPES = (
@@ -60,4 +66,3 @@ def requests_raised_after(run_id: uuid.UUID, superstep: int) -> int:
     return RunEvent.objects.filter(
         run_id=run_id, type="request_info", data__iteration__gt=superstep
     ).count()
-

@@ -74,7 +74,9 @@ def storage_by_workflow() -> list[WorkflowStorage]:
     )
     return [
         WorkflowStorage(
-            workflow_name=row["workflow_name"], checkpoints=row["checkpoints"], bytes=row["bytes"] or 0
+            workflow_name=row["workflow_name"],
+            checkpoints=row["checkpoints"],
+            bytes=row["bytes"] or 0,
         )
         for row in rows
     ]
@@ -145,7 +147,9 @@ def storage_growth(days: int = 30) -> list[DayGrowth]:
         .annotate(checkpoints=Count("checkpoint_id"), bytes=Sum("size_bytes"))
     )
     found: dict[dt.date, DayGrowth] = {
-        row["day"]: DayGrowth(day=row["day"], checkpoints=row["checkpoints"], bytes=row["bytes"] or 0)
+        row["day"]: DayGrowth(
+            day=row["day"], checkpoints=row["checkpoints"], bytes=row["bytes"] or 0
+        )
         for row in rows
     }
     return [

@@ -41,10 +41,7 @@ def policy_rows() -> list[PolicyRow]:
     policies = list(RetentionPolicy.objects.annotate(last_run_id=Subquery(last)).order_by("name"))
     ids = [p.last_run_id for p in policies if p.last_run_id is not None]
     entries = AuditEntry.objects.in_bulk(ids) if ids else {}
-    return [
-        PolicyRow(policy, entries.get(policy.last_run_id))
-        for policy in policies
-    ]
+    return [PolicyRow(policy, entries.get(policy.last_run_id)) for policy in policies]
 
 
 def policy_get(policy_id: int) -> RetentionPolicy | None:
@@ -77,4 +74,3 @@ def held_runs(limit: int = HELD_RUNS_LIMIT) -> list[HeldRun]:
         .order_by("-updated_at", "-id")[:limit]
     )
     return [HeldRun(run, run.held_by, run.held_at) for run in runs]
-

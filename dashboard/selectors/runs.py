@@ -11,6 +11,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
+from dashboard.access.authz import can
+from dashboard.core.types import Actor, RunId
 from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -18,10 +20,22 @@ from dashboard.models import (
     WorkflowRun,
 )
 from dashboard.selectors.paging import KeysetPage, keyset
-from dashboard.services.authz import can
-from dashboard.services.types import Actor, RunId
 
-__all__ = ["REPLAY_BATCH", "RUN_LIST_COLUMNS", "RunFilters", "run_children", "run_events_after", "run_events_page", "run_events_tail", "run_get", "run_list", "run_list_full", "trace_url"]
+__all__ = [
+    "REPLAY_BATCH",
+    "RUN_LIST_COLUMNS",
+    "RUN_TRIGGERS",
+    "RunFilters",
+    "run_children",
+    "run_events_after",
+    "run_events_page",
+    "run_events_tail",
+    "run_get",
+    "run_list",
+    "run_list_full",
+    "run_status_counts",
+    "trace_url",
+]
 
 
 REPLAY_BATCH = 500
@@ -32,17 +46,19 @@ FACET_LIMIT = 200
 def run_get(run_id: RunId, *, user: Actor = None) -> WorkflowRun | None:
     """The run, or None when there is none, or ``user`` may not see its workflow."""
     try:
-        run = WorkflowRun.objects.select_related("latest_checkpoint", "created_by", "schedule").get(pk=run_id)
+        run = WorkflowRun.objects.select_related("latest_checkpoint", "created_by", "schedule").get(
+            pk=run_id
+        )
     except (WorkflowRun.DoesNotExist, ValidationError, ValueError):
         return None
     return run if can(user, "view", run.workflow_name) else None
 
 
-def run_events_after(run_id: uuid.UUID, after_seq: int, limit: int = REPLAY_BATCH) -> list[RunEvent]:
+def run_events_after(
+    run_id: uuid.UUID, after_seq: int, limit: int = REPLAY_BATCH
+) -> list[RunEvent]:
     """Events with ``seq > after_seq`` in order: what a reconnecting client missed."""
-    return list(
-        RunEvent.objects.filter(run_id=run_id, seq__gt=after_seq).order_by("seq")[:limit]
-    )
+    return list(RunEvent.objects.filter(run_id=run_id, seq__gt=after_seq).order_by("seq")[:limit])
 
 
 RUN_LIST_COLUMNS = (
@@ -55,7 +71,14 @@ RUN_LIST_COLUMNS = (
     "finished_at",
     "parent_run_id",
     "created_by__username",
+    "schedule__name",  # a scheduled run names its schedule instead of "system"
+    "error_message",  # its first line on a failed run's row
 )
+
+# What started a run, as far as its row can tell: a schedule (its own tick, or a person's
+# "Trigger now"), or a person with no schedule (from a page or the API: the row does not say
+# which). A run whose schedule or user has since been deleted matches neither.
+RUN_TRIGGERS = (("schedule", "A schedule"), ("manual", "A person"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,10 +90,12 @@ class RunFilters:
     created_from: dt.datetime | None = None
     created_to: dt.datetime | None = None
     q: str = ""
-    # The workflows the viewer may see (``authz.visible_workflows``): None for all.
+    # The workflows the viewer may see (``access.authz.visible_workflows``): None for all.
     workflows: frozenset[str] | None = None
     # Runs an executor holds up: failed in it, or waiting for a decision it asked for.
     executor: str = ""
+    # One of RUN_TRIGGERS' values.
+    trigger: str = ""
 
 
 def _run_search(q: str) -> Q:
@@ -101,12 +126,22 @@ def _filtered_runs(filters: RunFilters) -> QuerySet[WorkflowRun]:
         rows = rows.filter(created_at__lt=filters.created_to)
     if filters.q.strip():
         rows = rows.filter(_run_search(filters.q))
+    if filters.trigger == "schedule":
+        rows = rows.filter(schedule__isnull=False)
+    elif filters.trigger == "manual":
+        rows = rows.filter(schedule__isnull=True, created_by__isnull=False)
     if filters.executor:
         rows = rows.filter(
-            Exists(ApprovalRequest.objects.filter(
-                run=OuterRef("pk"), status=ApprovalStatus.PENDING, executor_id=filters.executor))
-            | Exists(RunEvent.objects.filter(
-                run=OuterRef("pk"), type="executor_failed", data__executor_id=filters.executor))
+            Exists(
+                ApprovalRequest.objects.filter(
+                    run=OuterRef("pk"), status=ApprovalStatus.PENDING, executor_id=filters.executor
+                )
+            )
+            | Exists(
+                RunEvent.objects.filter(
+                    run=OuterRef("pk"), type="executor_failed", data__executor_id=filters.executor
+                )
+            )
         )
     return rows
 
@@ -120,10 +155,18 @@ def run_list(
     limit: int = 50,
 ) -> KeysetPage[WorkflowRun]:
     """Runs matching ``filters``, by creation time, one keyset page (only list columns loaded)."""
-    rows = _filtered_runs(filters).select_related("created_by").only(*RUN_LIST_COLUMNS)
+    rows = _filtered_runs(filters).select_related("created_by", "schedule").only(*RUN_LIST_COLUMNS)
     return keyset(
         rows, "created_at", descending=newest_first, after=after, before=before, limit=limit
     )
+
+
+def run_status_counts(filters: RunFilters) -> dict[str, int]:
+    """How many runs match ``filters`` in each status, leaving out their status filter: the
+    counts the list shows above its rows, one per status (one query)."""
+    rows = _filtered_runs(dataclasses.replace(filters, status="")).order_by()
+    counted = rows.values("status").annotate(count=Count("id")).values_list("status", "count")
+    return dict(counted)
 
 
 def run_ids_matching(filters: RunFilters, *, limit: int) -> tuple[list[uuid.UUID], int]:
@@ -134,7 +177,11 @@ def run_ids_matching(filters: RunFilters, *, limit: int) -> tuple[list[uuid.UUID
 
 
 def run_list_full(
-    *, status: str = "", workflow: str = "", limit: int = 50, workflows: frozenset[str] | None = None
+    *,
+    status: str = "",
+    workflow: str = "",
+    limit: int = 50,
+    workflows: frozenset[str] | None = None,
 ) -> list[WorkflowRun]:
     """Newest runs first with every column (the JSON API returns whole runs)."""
     rows = _filtered_runs(RunFilters(status=status, workflow=workflow, workflows=workflows))
@@ -175,7 +222,10 @@ def run_event_facets(run_id: uuid.UUID) -> tuple[list[tuple[str, int]], list[str
     """The event types of a run with their counts, and the executors its events name: what the
     event log's filters offer."""
     counts = (
-        RunEvent.objects.filter(run_id=run_id).values_list("type").annotate(n=Count("id")).order_by("type")
+        RunEvent.objects.filter(run_id=run_id)
+        .values_list("type")
+        .annotate(n=Count("id"))
+        .order_by("type")
     )
     executors = (
         RunEvent.objects.filter(run_id=run_id, data__executor_id__isnull=False)

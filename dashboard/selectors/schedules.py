@@ -24,7 +24,9 @@ def schedule_rows(*, workflows: frozenset[str] | None = None) -> list[ScheduleRo
     """Every schedule by name (of ``workflows`` only, when given: those the viewer may see),
     with its latest tick (timed or triggered)."""
     latest = (
-        ScheduleTick.objects.filter(schedule=OuterRef("pk")).order_by("-fired_at", "-pk").values("pk")[:1]
+        ScheduleTick.objects.filter(schedule=OuterRef("pk"))
+        .order_by("-fired_at", "-pk")
+        .values("pk")[:1]
     )
     rows = Schedule.objects.annotate(last_tick_id=Subquery(latest)).order_by("name")
     if workflows is not None:
@@ -41,11 +43,17 @@ def schedule_get(schedule_id: int, *, workflows: frozenset[str] | None = None) -
     if not 0 < schedule_id < 2**63:
         return None
     found = Schedule.objects.filter(pk=schedule_id).first()
-    return found if found is not None and (workflows is None or found.workflow_name in workflows) else None
+    return (
+        found
+        if found is not None and (workflows is None or found.workflow_name in workflows)
+        else None
+    )
 
 
 def schedule_ticks(schedule: Schedule, *, limit: int = RECENT_TICKS) -> list[ScheduleTick]:
     """The schedule's latest ticks, newest first, with their runs."""
     return list(
-        ScheduleTick.objects.filter(schedule=schedule).select_related("run").order_by("-fired_at", "-pk")[:limit]
+        ScheduleTick.objects.filter(schedule=schedule)
+        .select_related("run")
+        .order_by("-fired_at", "-pk")[:limit]
     )

@@ -1,20 +1,20 @@
 """Every business rule of the dashboard: run lifecycle, leases, checkpoints, approvals,
-governance, retention and the audit trail.
+governance and retention.
 
 Views, the JSON API, consumers, Celery tasks, admin actions and commands call these functions;
-nothing else changes runs. Each transition checks the user's role (``authz``), locks the rows it
-changes (``select_for_update``), checks the current status, writes, records events and an audit
-entry, and only after the commit enqueues work or broadcasts (``transaction.on_commit``).
+nothing else changes runs. Each transition checks the user's role (``dashboard.access.authz``),
+locks the rows it changes (``select_for_update``), checks the current status, writes, records
+events and an audit entry, and only after the commit enqueues work or broadcasts
+(``transaction.on_commit``).
 
-Modules: ``runs`` (start, cancel, resume, fork, retry, hold), ``execution`` (leases, checkpoint
-commits, finishing, the lease sweeper's rule), ``versions`` (the graph version a run executes
-on, and migrating runs to the deployed one), ``approvals``, ``approval_rules`` (whom a rule
-lets decide, and its override), ``retention``, ``authz`` (roles), ``audit`` (the audit trail),
-``common`` (events, status changes), ``errors``, ``dispatch`` and ``types`` (``Actor`` and
-``RunId``, who acts and which run, in every signature here and in ``selectors``).
-This package sits below execution, approvals, live consumers, web and API, which import it and
-never the reverse: work it hands upwards (execute a run, deliver a notification) goes through
-the hooks in ``dispatch``, plugged in by ``DashboardConfig.ready()``.
+One module per concern, named for it (``runs`` for start, cancel, resume, fork and retry;
+``execution`` for leases, checkpoint commits and finishing). The errors they raise and the
+types of their signatures (``Actor`` and ``RunId``, who acts and which run) are
+``dashboard.core``'s; the role checks and the audit trail are ``dashboard.access``'s,
+re-exported here for callers (``services.require``, ``services.audit``). This package sits
+below execution, notifications, live consumers, web and API, which import it and never the
+reverse: work it hands upwards (execute a run, deliver a notification) goes through the hooks
+in ``dispatch``, plugged in by ``DashboardConfig.ready()``.
 
 Run status machine::
 
@@ -25,20 +25,9 @@ Run status machine::
        └── migrate ◀── needs_migration ◀── (its version removed, the new graph cannot carry it)
 """
 
-from dashboard.services import audit, retention
-from dashboard.services.approval_rules import approval_rule_refusal
-from dashboard.services.approvals import (
-    BulkDecision,
-    approval_assign,
-    approval_claim,
-    approval_decide,
-    approval_opened,
-    approvals_decide_many,
-    approvals_sweep,
-)
-from dashboard.services.authz import ACTION_PERMISSIONS, can, require, visible_workflows
-from dashboard.services.common import record_events
-from dashboard.services.errors import (
+from dashboard.access import audit
+from dashboard.access.authz import ACTION_PERMISSIONS, can, require, visible_workflows
+from dashboard.core.errors import (
     Conflict,
     Forbidden,
     InvalidInput,
@@ -46,6 +35,21 @@ from dashboard.services.errors import (
     NotFound,
     ServiceError,
 )
+from dashboard.services import retention
+from dashboard.services.approval_rules import approval_rule_refusal
+from dashboard.services.approvals import (
+    BulkDecision,
+    BulkPreview,
+    approval_assign,
+    approval_claim,
+    approval_decide,
+    approval_opened,
+    approval_take_over,
+    approvals_decide_many,
+    approvals_decide_preview,
+    approvals_sweep,
+)
+from dashboard.services.common import record_events
 from dashboard.services.execution import (
     ApprovalSpec,
     ExecutionPlan,
@@ -59,6 +63,7 @@ from dashboard.services.execution import (
     runs_sweep,
     worker_identity,
 )
+from dashboard.services.model_prices import price_delete, price_set
 from dashboard.services.retention import PruneReport, checkpoint_prune, retention_preview
 from dashboard.services.retention_policies import (
     PolicySpec,
@@ -94,6 +99,7 @@ __all__ = [
     "ApprovalSpec",
     "BulkDecision",
     "BulkMigration",
+    "BulkPreview",
     "Conflict",
     "ExecutionPlan",
     "Forbidden",
@@ -110,8 +116,10 @@ __all__ = [
     "approval_claim",
     "approval_decide",
     "approvals_decide_many",
+    "approvals_decide_preview",
     "approval_opened",
     "approval_rule_refusal",
+    "approval_take_over",
     "approvals_sweep",
     "attempt_version",
     "audit",
@@ -129,6 +137,8 @@ __all__ = [
     "policy_create",
     "policy_set_enabled",
     "policy_update",
+    "price_delete",
+    "price_set",
     "record_events",
     "require",
     "retention",

@@ -32,7 +32,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import DateTimeField, Exists, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from dashboard.execution.schedule import PERIODIC_JOBS
+from dashboard.access import audit
+from dashboard.catalog.periodic_jobs import PERIODIC_JOBS
 from dashboard.models import (
     TERMINAL_RUN_STATUSES,
     AlertCondition,
@@ -45,8 +46,7 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
-from dashboard.services import audit
-from dashboard.services.alert_notifications import alert_notify
+from dashboard.services.alert_notifications import alert_notify, incident_changed
 from dashboard.services.common import now
 
 __all__ = ["EvaluationReport", "alerts_evaluate", "holding_subjects"]
@@ -241,6 +241,7 @@ def _open(rule: AlertRule, finding: Finding, moment: dt.datetime) -> AlertIncide
             details={"incident": incident.pk, "summary": incident.summary},
         )
         alert_notify(incident, "alert_opened")
+        incident_changed(incident)
     return incident
 
 
@@ -301,4 +302,5 @@ def _resolve(incident: AlertIncident, moment: dt.datetime, resolution: str) -> b
         )
         if incident.rule.notify_resolved and incident.rule.enabled:
             alert_notify(incident, "alert_resolved")
+        incident_changed(incident)
     return True

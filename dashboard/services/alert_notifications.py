@@ -3,8 +3,11 @@ targets (email, Slack, the signed webhook), with a link back to the run.
 
 The rows are written in the transaction that opened or resolved the incident and handed to
 ``dispatch.enqueue_notification``: the same outbox, claims, retries and Standard Webhooks
-signing as approval notifications (``dashboard.approvals.notifications``), which calls
-``alert_notification_sent`` back once a row reached its target.
+signing as approval notifications (``dashboard.notifications.delivery``), which calls
+``alert_notification_sent`` back once a row reached its target. Each change of an incident
+about a run (opened, delivered, resolved) is broadcast to that run's open pages after commit
+(``incident_changed``): the delivery is recorded a moment after the receiver has it, and a
+page drawn in between must not keep saying "opened".
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ from django.conf import settings
 from django.db import transaction
 from django.urls import reverse
 
+from dashboard import broadcast
+from dashboard.access import audit
 from dashboard.models import AlertIncident, Notification
-from dashboard.services import audit, dispatch
+from dashboard.services import dispatch
 from dashboard.services.common import now
 
-__all__ = ["alert_notification_sent", "alert_notify", "incident_url"]
+__all__ = ["alert_notification_sent", "alert_notify", "incident_changed", "incident_url"]
 
 
 def incident_url(incident: AlertIncident) -> str:
@@ -31,6 +36,14 @@ def incident_url(incident: AlertIncident) -> str:
     else:
         path = reverse("dashboard:retention")
     return f"{settings.SUPERSTEP_BASE_URL}{path}"
+
+
+def incident_changed(incident: AlertIncident) -> None:
+    """Tell the open pages of the incident's run, once the caller's transaction commits, that
+    the incident opened, was delivered or resolved: a page drawn a moment before shows it."""
+    if incident.run_id is not None:
+        run_id = incident.run_id
+        transaction.on_commit(lambda: broadcast.broadcast_run_alerts_changed(run_id), robust=True)
 
 
 def alert_notify(incident: AlertIncident, event: str) -> list[Notification]:
@@ -112,9 +125,11 @@ def alert_notification_sent(notification: Notification) -> None:
     moment = now()
     with transaction.atomic():
         if notification.event == "alert_opened":
-            AlertIncident.objects.filter(pk=incident.pk, delivered_at__isnull=True).update(
+            first = AlertIncident.objects.filter(pk=incident.pk, delivered_at__isnull=True).update(
                 delivered_at=moment
             )
+            if first:
+                incident_changed(incident)
         audit.record(
             None,
             "alert_delivered",

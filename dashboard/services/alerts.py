@@ -14,13 +14,14 @@ from django.core.validators import URLValidator, validate_email
 from django.db import IntegrityError, transaction
 from standardwebhooks import Webhook
 
-from dashboard.execution import registry
+from dashboard import catalog
+from dashboard.access import audit, authz
+from dashboard.core.errors import InvalidInput, NotFound
+from dashboard.core.types import Actor, is_user
 from dashboard.models import AlertCondition, AlertRule
 from dashboard.models.alerts import TIMED_CONDITIONS
-from dashboard.services import audit, authz, validation
-from dashboard.services.common import is_user, now
-from dashboard.services.errors import InvalidInput, NotFound
-from dashboard.services.types import Actor
+from dashboard.services import validation
+from dashboard.services.common import now
 
 __all__ = [
     "MAX_THRESHOLD_MINUTES",
@@ -89,7 +90,7 @@ def _check_subject(spec: AlertRuleSpec, fields: dict[str, Any], errors: dict[str
     workflow = fields["workflow_name"]
     if spec.condition == AlertCondition.RETENTION_FAILING and workflow:
         errors["workflow_name"] = "Retention concerns every workflow: leave the workflow empty."
-    elif workflow and workflow not in registry.names():
+    elif workflow and workflow not in catalog.names():
         errors["workflow_name"] = (
             f"No workflow named {validation.printable(workflow)[:200]!r} is deployed."
         )

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from django.contrib.auth.models import User
 
-from dashboard import run_events
+from dashboard.access import audit, authz
+from dashboard.core import run_events
+from dashboard.core.errors import Conflict, Forbidden, InvalidInput, NotFound
+from dashboard.core.types import Actor, is_user
 from dashboard.models import ApprovalRequest, ApprovalRule, WorkflowRun
-from dashboard.services import audit, authz
-from dashboard.services.common import is_user, record_events
-from dashboard.services.errors import Conflict, Forbidden, InvalidInput, NotFound
-from dashboard.services.types import Actor
+from dashboard.services.common import record_events
 
 __all__ = [
     "approval_rule_refusal",
@@ -40,7 +40,10 @@ def approval_rule_refusal(user: Actor, approval: ApprovalRequest) -> str:
         return "the rules of this workflow forbid deciding a run you started"
     if approval.assigned_user_id and approval.assigned_user_id != user.pk:
         return "this request is assigned to another user"
-    if approval.assigned_group_id and not user.groups.filter(pk=approval.assigned_group_id).exists():
+    if (
+        approval.assigned_group_id
+        and not user.groups.filter(pk=approval.assigned_group_id).exists()
+    ):
         return "this request is assigned to a group you are not in"
     return ""
 
@@ -56,10 +59,18 @@ def refuse_by_rule(user: User | None, request_id: str, action: str) -> None:
         return  # the system decides by no rule; an unknown request is refused under the lock
     refusal = approval_rule_refusal(user, approval)
     if refusal:
-        audit.record(user, action, outcome="denied", run=approval.run, target=f"request {request_id}",
-                     details={"reason": refusal})
+        audit.record(
+            user,
+            action,
+            outcome="denied",
+            run=approval.run,
+            target=f"request {request_id}",
+            details={"reason": refusal},
+        )
         may_override = action != "claim" and authz.can(user, "override")
-        raise Forbidden(refusal + (" (you may override the rule, giving a reason)" if may_override else ""))
+        raise Forbidden(
+            refusal + (" (you may override the rule, giving a reason)" if may_override else "")
+        )
 
 
 def overridden_rule(user: User | None, request_id: str, action: str, reason: str) -> str:
@@ -69,14 +80,20 @@ def overridden_rule(user: User | None, request_id: str, action: str, reason: str
     approval = _unlocked(request_id)
     authz.require(user, "override", run=approval.run if approval else None, target=target)
     if user is None:
-        raise InvalidInput("only a user can override a rule", errors={"override": "a user is required"})
+        raise InvalidInput(
+            "only a user can override a rule", errors={"override": "a user is required"}
+        )
     if not reason.strip():
-        raise InvalidInput("an override needs a reason", errors={"reason": "required for an override"})
+        raise InvalidInput(
+            "an override needs a reason", errors={"reason": "required for an override"}
+        )
     if approval is None:
         raise NotFound(f"no approval request with id {request_id!r}")
     refusal = approval_rule_refusal(user, approval)
     if not refusal:
-        raise Conflict(f"no rule refuses you request {request_id!r}: {action} it without an override")
+        raise Conflict(
+            f"no rule refuses you request {request_id!r}: {action} it without an override"
+        )
     return refusal
 
 
@@ -85,9 +102,19 @@ def record_override(
 ) -> None:
     """Inside the decision's transaction: the override is kept with the decision or not at all."""
     reason = reason.strip()[:5000]
-    record_events(run, [run_events.approval_override(
-        approval.request_id, user.get_username(), action, rule, reason
-    )])
-    audit.record(user, "override", run=run, target=f"request {approval.request_id}",
-                 checkpoint_before=approval.checkpoint_id,
-                 details={"decision": action, "rule": rule, "reason": reason})
+    record_events(
+        run,
+        [
+            run_events.approval_override(
+                approval.request_id, user.get_username(), action, rule, reason
+            )
+        ],
+    )
+    audit.record(
+        user,
+        "override",
+        run=run,
+        target=f"request {approval.request_id}",
+        checkpoint_before=approval.checkpoint_id,
+        details={"decision": action, "rule": rule, "reason": reason},
+    )

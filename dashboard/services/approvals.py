@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,9 +14,12 @@ from django.contrib.auth.models import Group, User
 from django.db import transaction
 from django.db.models import prefetch_related_objects
 
-from dashboard import run_events
-from dashboard.execution import registry
-from dashboard.live import broadcast
+from dashboard import broadcast, catalog
+from dashboard.access import audit, authz
+from dashboard.core import run_events
+from dashboard.core.errors import Conflict, InvalidInput, NotFound, ServiceError
+from dashboard.core.types import Actor, username
+from dashboard.instruments import metrics
 from dashboard.models import (
     TERMINAL_RUN_STATUSES,
     ApprovalRequest,
@@ -26,26 +30,19 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
-from dashboard.observability import metrics
-from dashboard.services import approval_rules, audit, authz, dispatch, validation
-from dashboard.services.common import (
-    enqueue,
-    locked_run,
-    now,
-    record_events,
-    set_status,
-    username,
-)
-from dashboard.services.errors import Conflict, InvalidInput, NotFound, ServiceError
-from dashboard.services.types import Actor
+from dashboard.services import approval_rules, dispatch, validation
+from dashboard.services.common import enqueue, locked_run, now, record_events, set_status
 
 __all__ = [
     "approval_assign",
     "approval_claim",
     "approval_decide",
+    "approval_take_over",
     "BulkDecision",
+    "BulkPreview",
     "approval_opened",
     "approvals_decide_many",
+    "approvals_decide_preview",
     "approvals_sweep",
 ]
 
@@ -99,12 +96,20 @@ def _notify(approval: ApprovalRequest, rule: ApprovalRule, event: str) -> None:
         "created_at": approval.created_at.isoformat(),
     }
     rows = [
-        Notification(kind=Notification.EMAIL, event=event, request=approval, target=address, payload=payload)
+        Notification(
+            kind=Notification.EMAIL, event=event, request=approval, target=address, payload=payload
+        )
         for address in rule.email_list
     ]
     if rule.webhook_url:
         rows.append(
-            Notification(kind=Notification.WEBHOOK, event=event, request=approval, target=rule.webhook_url, payload=payload)
+            Notification(
+                kind=Notification.WEBHOOK,
+                event=event,
+                request=approval,
+                target=rule.webhook_url,
+                payload=payload,
+            )
         )
     if rows:
         created = Notification.objects.bulk_create(rows)
@@ -148,7 +153,8 @@ def approval_decide(
         # A system decision must say which deadline it applies (default_applied), or the
         # database refuses the row; there is no other way for the system to decide.
         raise InvalidInput(
-            "a request is decided by a person; the system only applies a deadline's default outcome",
+            "a request is decided by a person; "
+            "the system only applies a deadline's default outcome",
             errors={"user": "required"},
         )
     who = authz.require_for_request(user, action, request_id, target=f"request {request_id}")
@@ -170,20 +176,45 @@ def approval_decide(
             )
         claimer = approval.claimed_by
         if who is not None and claimer is not None and claimer.pk != who.pk:
-            raise Conflict(f"request {request_id!r} is claimed by {claimer.get_username()}")
+            # The claim is what keeps two approvers from deciding one request at once; a
+            # page that still offered the buttons (or a script) must not slip past it.
+            raise Conflict(
+                f"request {request_id!r} is claimed by {claimer.get_username()}: only they "
+                "can decide it, unless you take it over"
+            )
+        # A rejection sends the run down another branch: the person says why; an approval is
+        # what the request asked for, and its reason is optional.
+        reason = validation.reason_for("reject a request", reason, user=user, required=not approved)
         value = _response_value(run.workflow_name, approval, approved, response)
         if overridden and who is not None:
             approval_rules.record_override(approval, run, who, action, overridden, reason)
         if who is not None and approval.required_approvals > 1:
             if ApprovalVote.objects.filter(request=approval, user=who).exists():
                 raise Conflict(f"{who.get_username()} has already voted on request {request_id!r}")
-            ApprovalVote.objects.create(request=approval, user=who, approve=approved, reason=reason or "")
+            ApprovalVote.objects.create(
+                request=approval, user=who, approve=approved, reason=reason or ""
+            )
             approvals = approval.votes.filter(approve=True).count()
-            record_events(run, [run_events.approval_vote(
-                request_id, who.get_username(), approved, approvals, approval.required_approvals
-            )])
-            audit.record(who, f"vote_{action}", run=run, target=f"request {request_id}",
-                         checkpoint_before=approval.checkpoint_id, details={"approvals": approvals})
+            record_events(
+                run,
+                [
+                    run_events.approval_vote(
+                        request_id,
+                        who.get_username(),
+                        approved,
+                        approvals,
+                        approval.required_approvals,
+                    )
+                ],
+            )
+            audit.record(
+                who,
+                f"vote_{action}",
+                run=run,
+                target=f"request {request_id}",
+                checkpoint_before=approval.checkpoint_id,
+                details={"approvals": approvals},
+            )
             if approved and approvals < approval.required_approvals:
                 transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
                 return approval
@@ -192,7 +223,12 @@ def approval_decide(
 
 
 def _decide(
-    approval: ApprovalRequest, run: WorkflowRun, user: User | None, approved: bool, value: Any, reason: str
+    approval: ApprovalRequest,
+    run: WorkflowRun,
+    user: User | None,
+    approved: bool,
+    value: Any,
+    reason: str,
 ) -> None:
     approval.status = ApprovalStatus.APPROVED if approved else ApprovalStatus.REJECTED
     approval.response = value
@@ -208,12 +244,20 @@ def _decide(
     )
     record_events(
         run,
-        [run_events.approval_decided(
-            approval.request_id, approval.status, username(user) or "system", approval.reason
-        )],
+        [
+            run_events.approval_decided(
+                approval.request_id, approval.status, username(user) or "system", approval.reason
+            )
+        ],
     )
-    audit.record(user, "approve" if approved else "reject", run=run, target=f"request {approval.request_id}",
-                 checkpoint_before=approval.checkpoint_id, details={"response": value, "reason": approval.reason})
+    audit.record(
+        user,
+        "approve" if approved else "reject",
+        run=run,
+        target=f"request {approval.request_id}",
+        checkpoint_before=approval.checkpoint_id,
+        details={"response": value, "reason": approval.reason},
+    )
     if run.status == RunStatus.WAITING:
         set_status(run, RunStatus.QUEUED, attempts=0)
         run.save()
@@ -230,28 +274,54 @@ def _already_decided(approval: ApprovalRequest) -> str:
     return f"request {approval.request_id!r} was already {approval.status} by {who} at {when}"
 
 
-def _response_value(workflow_name: str, approval: ApprovalRequest, approved: bool, response: Any) -> Any:
-    if workflow_name not in registry.names():  # removed by a deploy: its response types went with it
+def _response_value(
+    workflow_name: str, approval: ApprovalRequest, approved: bool, response: Any
+) -> Any:
+    if workflow_name not in catalog.names():  # removed by a deploy: its response types went with it
         raise Conflict(
             f"workflow {workflow_name!r} is not registered any more; register it again to decide "
             "its requests"
         )
-    rtype = registry.response_type(workflow_name, approval.response_type)
+    rtype = catalog.response_type(workflow_name, approval.response_type)
     if rtype is bool:
         value: Any = approved
     else:
         value = dict(response) if isinstance(response, dict) else response
         if value is None:
             value = {}
-        if isinstance(value, dict) and "approved" in (approval.response_schema.get("properties") or {}):
+        if isinstance(value, dict) and "approved" in (
+            approval.response_schema.get("properties") or {}
+        ):
+            _refuse_contradiction(value.get("approved"), approved)
             value["approved"] = approved
     try:
-        typed = registry.validate_value(rtype, value)
-    except registry.InputError as exc:
-        raise InvalidInput("the response does not fit the request", errors=exc.errors) from None
-    stored = registry.to_json(rtype, typed)
+        typed = catalog.validate_value(rtype, value, known_fields_only=True)
+    except catalog.InputError as exc:
+        raise InvalidInput(
+            exc.summary("the response", "the response does not fit the request"), errors=exc.errors
+        ) from None
+    stored = catalog.to_json(rtype, typed)
     validation.require_storable(stored)  # "NaN" is a float to the type; no database stores it
     return stored
+
+
+def _refuse_contradiction(given: Any, approved: bool) -> None:
+    """The button decides ``approved``; an answer saying otherwise is refused, not overwritten,
+    since the person meant one of the two and nothing says which."""
+    if given is None:
+        return
+    try:
+        said = catalog.validate_value(bool, given)
+    except catalog.InputError:
+        said = None
+    if said is not approved:
+        button = "Approve" if approved else "Reject"
+        said_text = json.dumps(given, default=str)[:40]
+        raise InvalidInput(
+            f"the response says approved: {said_text}, but the button pressed was {button}; "
+            "remove the field or press the other button",
+            errors={"approved": f"contradicts {button}"},
+        )
 
 
 # Decisions at once: one page of the inbox at most, so the loop stays short.
@@ -283,6 +353,10 @@ def approvals_decide_many(
             errors={"request": "too many"},
         )
     authz.require(user, "approve" if approved else "reject", target=f"{len(unique)} requests")
+    # One reason decides many requests at once, approvals too: it is what the audit of each
+    # one says about why it was not looked at on its own.
+    verb = "approve" if approved else "reject"
+    reason = validation.reason_for(f"{verb} several requests", reason, user=user)
     outcomes = []
     for request_id in unique:
         try:
@@ -297,8 +371,63 @@ def approvals_decide_many(
             outcomes.append(BulkDecision(request_id, False, exc.message))
         else:
             counted = decided.status != ApprovalStatus.PENDING
-            outcomes.append(BulkDecision(request_id, True, "" if counted else "your vote is recorded"))
+            outcomes.append(
+                BulkDecision(request_id, True, "" if counted else "your vote is recorded")
+            )
     return outcomes
+
+
+@dataclass(frozen=True)
+class BulkPreview:
+    """One picked request as a decision on several would treat it: the answer that would be
+    recorded, or why it would be skipped. ``approval`` is None for a request the user cannot
+    see (or that does not exist)."""
+
+    request_id: str
+    approval: ApprovalRequest | None
+    answer: Any = None
+    skip: str = ""
+
+
+def approvals_decide_preview(
+    request_ids: list[str], *, user: Actor, approved: bool
+) -> list[BulkPreview]:
+    """What ``approvals_decide_many`` would do to each request, decided nothing: the same
+    checks (status, claims, rules, a response only its form can give), without the locks; a
+    request decided meanwhile is still skipped when the decision is sent."""
+    unique = list(dict.fromkeys(request_ids))[: MAX_BULK_DECISIONS + 1]
+    visible = authz.visible_workflows(user)
+    found = ApprovalRequest.objects.select_related("run", "claimed_by", "decided_by").filter(
+        request_id__in=unique
+    )
+    if visible is not None:
+        found = found.filter(run__workflow_name__in=visible)
+    by_id = {approval.request_id: approval for approval in found}
+    return [_preview(request_id, by_id.get(request_id), user, approved) for request_id in unique]
+
+
+def _preview(
+    request_id: str, approval: ApprovalRequest | None, user: Actor, approved: bool
+) -> BulkPreview:
+    if approval is None:
+        return BulkPreview(request_id, None, skip="no such request")
+    if approval.status != ApprovalStatus.PENDING:
+        return BulkPreview(request_id, approval, skip=_already_decided(approval))
+    holder = approval.claimed_by
+    if holder is not None and holder.pk != getattr(user, "pk", None):
+        return BulkPreview(request_id, approval, skip=f"claimed by {holder.get_username()}")
+    refusal = approval_rules.approval_rule_refusal(user, approval)
+    if refusal:
+        return BulkPreview(request_id, approval, skip=refusal)
+    try:
+        answer = _response_value(approval.run.workflow_name, approval, approved, None)
+    except InvalidInput:
+        return BulkPreview(
+            request_id, approval, skip="its response has fields to fill in: decide it on its own"
+        )
+    except Conflict as exc:
+        return BulkPreview(request_id, approval, skip=exc.message)
+    return BulkPreview(request_id, approval, answer=answer)
 
 
 # ---------------------------------------------------------------------------- claim & assign
@@ -310,7 +439,9 @@ def approval_claim(request_id: str, *, user: Actor, release: bool = False) -> Ap
     if who is None:
         raise InvalidInput("only a user can claim a request", errors={"user": "a user is required"})
     if not release:
-        approval_rules.refuse_by_rule(who, request_id, "claim")  # no claiming what one may not decide
+        approval_rules.refuse_by_rule(
+            who, request_id, "claim"
+        )  # no claiming what one may not decide
     with transaction.atomic():
         approval = _locked_approval(request_id)
         if approval.status != ApprovalStatus.PENDING:
@@ -322,10 +453,52 @@ def approval_claim(request_id: str, *, user: Actor, release: bool = False) -> Ap
             approval.claimed_by, approval.claimed_at = None, None
         else:
             if claimer is not None and claimer.pk != who.pk:
-                raise Conflict(f"request {request_id!r} is already claimed by {claimer.get_username()}")
+                raise Conflict(
+                    f"request {request_id!r} is already claimed by {claimer.get_username()}"
+                )
             approval.claimed_by, approval.claimed_at = who, now()
         approval.save(update_fields=["claimed_by", "claimed_at"])
-        audit.record(who, "unclaim" if release else "claim", run=approval.run, target=f"request {request_id}")
+        audit.record(
+            who, "unclaim" if release else "claim", run=approval.run, target=f"request {request_id}"
+        )
+        transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
+    return approval
+
+
+def approval_take_over(request_id: str, *, user: Actor) -> ApprovalRequest:
+    """Take a request someone else has claimed, so that ``user`` may decide it: an explicit
+    step, recorded as ``take_over`` in the audit log with the previous holder, never a side
+    effect of deciding. Anyone who could claim the request may take it over (a holder can be
+    away, or gone home).
+
+    Raises:
+        Forbidden: the user's role may not decide, or a rule refuses them the request.
+        NotFound: no such request.
+        Conflict: decided or cancelled meanwhile; not claimed by anyone (claim it instead), or
+            claimed by the user already.
+    """
+    who = authz.require_for_request(user, "claim", request_id, target=f"request {request_id}")
+    if who is None:
+        raise InvalidInput("only a user can take over a request", errors={"user": "required"})
+    approval_rules.refuse_by_rule(who, request_id, "claim")
+    with transaction.atomic():
+        approval = _locked_approval(request_id)
+        if approval.status != ApprovalStatus.PENDING:
+            raise Conflict(_already_decided(approval))
+        holder = approval.claimed_by
+        if holder is None:
+            raise Conflict(f"request {request_id!r} is not claimed by anyone: claim it instead")
+        if holder.pk == who.pk:
+            raise Conflict(f"request {request_id!r} is already claimed by you")
+        approval.claimed_by, approval.claimed_at = who, now()
+        approval.save(update_fields=["claimed_by", "claimed_at"])
+        audit.record(
+            who,
+            "take_over",
+            run=approval.run,
+            target=f"request {request_id}",
+            details={"from": holder.get_username()},
+        )
         transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
     return approval
 
@@ -336,16 +509,25 @@ def approval_assign(
     """Assign a pending request to a user or a group (or clear the assignment)."""
     authz.require_for_request(user, "assign", request_id, target=f"request {request_id}")
     if assignee is not None and group is not None:
-        raise InvalidInput("assign to a user or a group, not both", errors={"assignee": "user or group"})
+        raise InvalidInput(
+            "assign to a user or a group, not both", errors={"assignee": "user or group"}
+        )
     with transaction.atomic():
         approval = _locked_approval(request_id)
         if approval.status != ApprovalStatus.PENDING:
             raise Conflict(_already_decided(approval))
         approval.assigned_user, approval.assigned_group = assignee, group
         approval.save(update_fields=["assigned_user", "assigned_group"])
-        audit.record(user, "assign", run=approval.run, target=f"request {request_id}",
-                     details={"user": assignee.get_username() if assignee else None,
-                              "group": group.name if group else None})
+        audit.record(
+            user,
+            "assign",
+            run=approval.run,
+            target=f"request {request_id}",
+            details={
+                "user": assignee.get_username() if assignee else None,
+                "group": group.name if group else None,
+            },
+        )
         transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
     return approval
 
@@ -376,11 +558,22 @@ def approvals_sweep() -> list[str]:
                 if rule is not None:
                     _notify(approval, rule, "approval_overdue")
             outcome = rule.default_outcome if rule is not None else ""
-            if outcome and run.status not in TERMINAL_RUN_STATUSES and approval.engine_run_id == run.engine_run_id:
+            if (
+                outcome
+                and run.status not in TERMINAL_RUN_STATUSES
+                and approval.engine_run_id == run.engine_run_id
+            ):
                 approval.default_applied = True
                 approval.save(update_fields=["overdue_at", "default_applied"])
                 value = _response_value(run.workflow_name, approval, outcome == "approve", {})
-                _decide(approval, run, None, outcome == "approve", value, "deadline passed: default outcome")
+                _decide(
+                    approval,
+                    run,
+                    None,
+                    outcome == "approve",
+                    value,
+                    "deadline passed: default outcome",
+                )
                 applied.append(request_id)
             else:
                 approval.default_applied = True  # overdue is recorded; nothing more to apply

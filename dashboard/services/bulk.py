@@ -3,7 +3,8 @@ release.
 
 ``bulk_preview`` says, before anything happens, how many runs the action would change and
 which it would skip and why (the confirmation shows it). ``bulk_start`` records the action and
-its runs and queues the work; ``bulk_execute`` (a Celery task, or a thread in embedded mode)
+its runs and queues the work (a small cancel it does at once, once committed: see
+``INLINE_CANCELS``); ``bulk_execute`` (a Celery task, or a thread in embedded mode)
 works through them a chunk at a time, each run through the very service a single click calls,
 in that service's own short transaction, audited there. A run that cannot be acted on (it
 moved on meanwhile, the role may not act on its workflow) is skipped with the reason; the
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -23,6 +25,9 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from dashboard.access import audit, authz
+from dashboard.core.errors import InvalidInput, NotFound, ServiceError
+from dashboard.core.types import Actor
 from dashboard.models import (
     TERMINAL_RUN_STATUSES,
     BulkAction,
@@ -30,9 +35,7 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
-from dashboard.services import audit, authz, dispatch, runs, validation
-from dashboard.services.errors import InvalidInput, NotFound, ServiceError
-from dashboard.services.types import Actor
+from dashboard.services import dispatch, runs, validation
 
 __all__ = [
     "BULK_ACTIONS",
@@ -47,6 +50,10 @@ __all__ = [
 MAX_BULK_RUNS = 10_000
 # Runs done between two progress updates (each run is its own transaction either way).
 CHUNK = 25
+# A cancel of at most this many runs is done in the request that asks for it, after its commit:
+# a cancel must take effect at once, and the workers it would wait for may be busy running
+# the very runs it cancels (the embedded pool has a few threads; a busy Celery queue too).
+INLINE_CANCELS = 100
 # How long a worker owns a bulk action between two chunks; well past a chunk's duration.
 CLAIM_SECONDS = 120
 ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
@@ -184,30 +191,49 @@ def bulk_start(
     """Record the action and its runs, and queue the work (after commit)."""
     chosen = _action(action)
     who = authz.require(user, chosen.permission, target=f"{len(run_ids)} runs")
-    validation.require_storable(reason, field="reason")
     validation.require_storable(described, field="described")
     targets = _targets(run_ids, user)
     if not targets:
         raise NotFound("none of the picked runs exists (any more)")
+    reason = validation.reason_for(f"{chosen.label.lower()} many runs", reason, user=user)
     with transaction.atomic():
         bulk = BulkAction.objects.create(
             action=action,
-            reason=reason.strip()[: runs.MAX_REASON],
+            reason=reason,
             requested_by=who,
             described=(described or f"{len(targets)} runs")[:300],
             total=len(targets),
         )
         BulkActionItem.objects.bulk_create(
             [
-                BulkActionItem(bulk=bulk, position=n, run_id=run.pk, workflow_name=run.workflow_name)
+                BulkActionItem(
+                    bulk=bulk, position=n, run_id=run.pk, workflow_name=run.workflow_name
+                )
                 for n, run in enumerate(targets)
             ],
             batch_size=1000,
         )
-        audit.record(user, f"bulk_{action}", target=f"bulk action {bulk.pk}",
-                     details={"runs": len(targets), "described": bulk.described, "reason": bulk.reason})
+        audit.record(
+            user,
+            f"bulk_{action}",
+            target=f"bulk action {bulk.pk}",
+            details={"runs": len(targets), "described": bulk.described, "reason": bulk.reason},
+        )
+        if action == "cancel" and len(targets) <= INLINE_CANCELS:
+            # Registered first, so it runs before the worker's task is queued: that task finds
+            # the work done, or, after an error here, carries on from the first run left.
+            transaction.on_commit(functools.partial(_execute_now, str(bulk.pk)), robust=True)
         dispatch.execute_bulk_on_commit(str(bulk.pk))
     return bulk
+
+
+def _execute_now(bulk_id: str) -> None:
+    try:
+        bulk_execute(bulk_id)
+    except BaseException:
+        # Give up the claim, or the queued task would take it for a live worker's and leave.
+        BulkAction.objects.filter(pk=bulk_id).update(claim_token="", claimed_until=None)
+        raise
 
 
 def _claim(bulk_id: uuid.UUID, token: str) -> bool:
@@ -260,7 +286,9 @@ def bulk_execute(bulk_id: str) -> BulkAction | None:
             outcomes[outcome] += 1
         with transaction.atomic():
             for (outcome, message), item_ids in alike.items():
-                BulkActionItem.objects.filter(pk__in=item_ids).update(outcome=outcome, message=message)
+                BulkActionItem.objects.filter(pk__in=item_ids).update(
+                    outcome=outcome, message=message
+                )
             BulkAction.objects.filter(pk=bulk.pk).update(
                 done=F("done") + outcomes[BulkActionItem.DONE],
                 skipped=F("skipped") + outcomes[BulkActionItem.SKIPPED],
@@ -284,7 +312,9 @@ def _one(action: _Action, bulk: BulkAction, run: WorkflowRun | None, user: Any) 
         elif bulk.action == "retry":
             runs.run_retry(run.pk, user=user, reason=bulk.reason)
         elif bulk.action == "resume":
-            runs.run_resume(run.pk, checkpoint_id=str(run.latest_checkpoint_id), user=user, reason=bulk.reason)
+            runs.run_resume(
+                run.pk, checkpoint_id=str(run.latest_checkpoint_id), user=user, reason=bulk.reason
+            )
         else:
             runs.run_hold(run.pk, user=user, hold=bulk.action == "hold", reason=bulk.reason)
     except ServiceError as exc:

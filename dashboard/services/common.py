@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeGuard
+from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from dashboard.live import broadcast
+from dashboard import broadcast
+from dashboard.core.errors import NotFound
+from dashboard.core.types import RunId
 from dashboard.models import TERMINAL_RUN_STATUSES, RunEvent, RunStatus, WorkflowRun
 from dashboard.services import dispatch
-from dashboard.services.errors import NotFound
-from dashboard.services.types import Actor, RunId
 
 ACTIVE_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
 
@@ -38,7 +37,9 @@ def record_events(run: WorkflowRun, events: Iterable[Mapping[str, Any]]) -> list
     for event in events:
         seq += 1
         data = {k: v for k, v in event.items() if k != "type"}
-        rows.append(RunEvent(run=run, seq=seq, type=str(event["type"])[:100], data=data, created_at=stamp))
+        rows.append(
+            RunEvent(run=run, seq=seq, type=str(event["type"])[:100], data=data, created_at=stamp)
+        )
     if not rows:
         return []
     RunEvent.objects.bulk_create(rows)
@@ -47,7 +48,6 @@ def record_events(run: WorkflowRun, events: Iterable[Mapping[str, Any]]) -> list
     payload = [broadcast.event_payload(row) for row in rows]
     transaction.on_commit(lambda: broadcast.broadcast_run_events(run.pk, payload), robust=True)
     return rows
-
 
 
 def locked_run(run_id: RunId) -> WorkflowRun:
@@ -65,15 +65,6 @@ def set_status(run: WorkflowRun, status: str, **fields: Any) -> None:
         run.finished_at = None
     for key, value in fields.items():
         setattr(run, key, value)
-
-
-def is_user(user: Actor) -> TypeGuard[User]:
-    """A signed-in user (not an anonymous visitor, not the system)."""
-    return user is not None and user.is_authenticated
-
-
-def username(user: Actor) -> str | None:
-    return user.get_username() if is_user(user) else None
 
 
 def enqueue(run: WorkflowRun) -> None:

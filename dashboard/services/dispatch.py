@@ -73,7 +73,7 @@ def enqueue_notification(notification_id: int) -> None:
     """Have notification ``notification_id`` delivered once the current transaction commits."""
     if _notification_sender is None:
         raise ImproperlyConfigured(
-            "no notification sender is plugged in (dashboard.approvals plugs one in from "
+            "no notification sender is plugged in (dashboard.notifications plugs one in from "
             "DashboardConfig.ready(); is 'dashboard' in INSTALLED_APPS?)"
         )
     _notification_sender(notification_id)

@@ -10,18 +10,20 @@ import json
 import os
 import socket
 import uuid
+from decimal import Decimal
 from typing import Any, NotRequired, TypedDict
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q
 
-from dashboard import run_events
+from dashboard import broadcast, catalog
 from dashboard.checkpoints.writes import RunProgress, commit_split, save_split
-from dashboard.execution import registry
-from dashboard.live import broadcast
+from dashboard.core import run_events
+from dashboard.core.errors import LeaseLost
+from dashboard.core.types import RunId
+from dashboard.instruments import metrics
 from dashboard.models import ApprovalRequest, ApprovalStatus, Checkpoint, RunStatus, WorkflowRun
-from dashboard.observability import metrics
 from dashboard.services import approvals
 from dashboard.services.common import (
     ACTIVE_STATUSES,
@@ -31,8 +33,6 @@ from dashboard.services.common import (
     record_events,
     set_status,
 )
-from dashboard.services.errors import LeaseLost
-from dashboard.services.types import RunId
 from workflows import WorkflowCheckpoint, fast_json
 from workflows.storage import SplitCheckpoint
 from workflows.tracing import TRACE_KEY, trace_id_of
@@ -81,7 +81,8 @@ def lease_acquire(run_id: RunId, owner: str) -> Lease | None:
         if takeover:
             run.lost_workers += 1  # its worker died; a redelivered task got here before the sweeper
             transaction.on_commit(
-                functools.partial(metrics.lease_taken_over, run.workflow_name, by="worker"), robust=True
+                functools.partial(metrics.lease_taken_over, run.workflow_name, by="worker"),
+                robust=True,
             )
         run.fencing_epoch += 1
         run.attempts += 1
@@ -138,8 +139,8 @@ def execution_plan(lease: Lease) -> ExecutionPlan:
     plan = ExecutionPlan(run.workflow_name, run.engine_run_id, run.graph_version or None)
     checkpoint = run.latest_checkpoint
     if checkpoint is None:
-        start_type = registry.input_type(run.workflow_name, plan.version)
-        plan.message = registry.validate_value(start_type, run.input)
+        start_type = catalog.input_type(run.workflow_name, plan.version)
+        plan.message = catalog.validate_value(start_type, run.input)
         return plan
     plan.checkpoint_id = checkpoint.checkpoint_id
     waiting_for = set(checkpoint.document.get("pending_request_ids", []))
@@ -150,8 +151,10 @@ def execution_plan(lease: Lease) -> ExecutionPlan:
         engine_request_id__in=waiting_for,
     )
     for approval in decided:
-        rtype = registry.response_type(run.workflow_name, approval.response_type)
-        plan.responses[approval.engine_request_id] = registry.validate_value(rtype, approval.response)
+        rtype = catalog.response_type(run.workflow_name, approval.response_type)
+        plan.responses[approval.engine_request_id] = catalog.validate_value(
+            rtype, approval.response
+        )
     return plan
 
 
@@ -186,6 +189,7 @@ def checkpoint_commit(
         return
     stamp = now()
     output = _last_output(events)
+    usage = model_usage(events)
     progress = RunProgress(
         run_id=lease.run_id,
         epoch=lease.epoch,
@@ -196,6 +200,9 @@ def checkpoint_commit(
         output=None if output is None else json.dumps(output, separators=(",", ":")),
         trace_id=trace_id_of(checkpoint.metadata.get(TRACE_KEY)) or "",
         stamp=stamp,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cost=usage.cost,
     )
     last_seq = commit_split(piece, progress)
     if last_seq is None:
@@ -251,6 +258,7 @@ def _checkpoint_commit_orm(
                 run.engine_run_id = checkpoint.run_id
             if not run.trace_id:
                 run.trace_id = trace_id_of(checkpoint.metadata.get(TRACE_KEY)) or ""
+            model_usage(events).add_to(run)
             run.save()
             for spec in new_requests:
                 request, created = ApprovalRequest.objects.get_or_create(
@@ -266,6 +274,32 @@ def _checkpoint_commit_orm(
         )
         if new_requests:
             transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelUsage:
+    """The tokens and cost of a batch of events' model calls."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: Decimal = Decimal(0)
+
+    def add_to(self, run: WorkflowRun) -> None:
+        run.input_tokens += self.input_tokens
+        run.output_tokens += self.output_tokens
+        run.cost += self.cost
+
+
+def model_usage(events: list[dict[str, Any]]) -> ModelUsage:
+    """What the ``model_call`` events among ``events`` add to their run's totals."""
+    calls = [event for event in events if event.get("type") == "model_call"]
+    if not calls:
+        return ModelUsage()
+    return ModelUsage(
+        input_tokens=sum(int(call["input_tokens"]) for call in calls),
+        output_tokens=sum(int(call["output_tokens"]) for call in calls),
+        cost=sum((Decimal(call["cost"]) for call in calls if call["cost"] is not None), Decimal(0)),
+    )
 
 
 def _last_output(events: list[dict[str, Any]]) -> Any:
@@ -293,9 +327,9 @@ def _approval_specs(run_id: uuid.UUID, checkpoint: WorkflowCheckpoint) -> list[A
     if not checkpoint.pending_request_info_events:
         return []
     existing = set(
-        ApprovalRequest.objects.filter(
-            run_id=run_id, engine_run_id=checkpoint.run_id
-        ).values_list("engine_request_id", flat=True)
+        ApprovalRequest.objects.filter(run_id=run_id, engine_run_id=checkpoint.run_id).values_list(
+            "engine_request_id", flat=True
+        )
     )
     specs: list[ApprovalSpec] = []
     for rid, event in checkpoint.pending_request_info_events.items():
@@ -310,7 +344,7 @@ def _approval_specs(run_id: uuid.UUID, checkpoint: WorkflowCheckpoint) -> list[A
                 executor_id=event.source_executor_id,
                 request_data=as_dict.get("data"),
                 response_type=as_dict.get("response_type") or "",
-                response_schema=registry.value_schema(event.response_type),
+                response_schema=catalog.value_schema(event.response_type),
             )
         )
     return specs
@@ -360,6 +394,7 @@ def run_finish(
             # Also when the run now waits: what it yielded before a request is its output so far,
             # and the steps after the answer may yield nothing more.
             run.output = output
+        model_usage(events).add_to(run)
         run.save()
         record_events(run, [*events, run_events.run_status(run.status)])
         transaction.on_commit(lambda: broadcast.broadcast_run_changed(run.pk), robust=True)
@@ -392,7 +427,11 @@ def runs_sweep() -> list[str]:
     for run_id in list(candidates[:500]):
         with transaction.atomic():
             run = WorkflowRun.objects.select_for_update().get(pk=run_id)
-            expired = run.status == RunStatus.RUNNING and run.lease_expires_at and run.lease_expires_at < moment
+            expired = (
+                run.status == RunStatus.RUNNING
+                and run.lease_expires_at
+                and run.lease_expires_at < moment
+            )
             lost = run.status == RunStatus.QUEUED and run.updated_at < stale_queue
             if not (expired or lost):
                 continue
@@ -416,7 +455,9 @@ def runs_sweep() -> list[str]:
                 )
                 run.save()
                 record_events(run, [run_events.run_status(RunStatus.FAILED, reason="worker lost")])
-                transaction.on_commit(functools.partial(broadcast.broadcast_run_changed, run.pk), robust=True)
+                transaction.on_commit(
+                    functools.partial(broadcast.broadcast_run_changed, run.pk), robust=True
+                )
                 continue
             if expired:
                 run.lease_owner, run.lease_expires_at = "", None
@@ -426,5 +467,3 @@ def runs_sweep() -> list[str]:
             enqueue(run)
             requeued.append(str(run.pk))
     return requeued
-
-

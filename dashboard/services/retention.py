@@ -3,15 +3,20 @@ command and the periodic job all call ``checkpoint_prune``).
 
 Work happens in short batches: candidates are found run by run with keyset pagination (never a
 million ids in memory), and each batch deletes at most ``batch_size`` checkpoints in its own
-transaction, after locking the batch's runs and re-checking that they are still finished and
-not on hold. Protected always: runs that are queued, running or waiting; each run's newest and
-latest checkpoint; checkpoints an approval request was raised in; the origin checkpoint of a
-fork that exists; anything on hold. What was pruned leaves a trace: a ``checkpoints_pruned``
-event on the run's timeline, and an audit tombstone for a run removed whole.
+transaction, after locking the batch's runs, re-checking that they are still finished and
+not on hold, and deciding again on what the rows say then.
+
+Which checkpoints of a run go is the engine's rule set (``workflows.storage.retention``), the
+one its own ``prune`` follows, asked with the facts ``retention_candidates`` reads
+from the database. What is this module's: which runs a policy covers
+(its status and workflow pattern, and never a queued, running, waiting or held run) and deleting
+old runs whole. What was pruned leaves a trace: a ``checkpoints_pruned`` event on the run's
+timeline, and an audit tombstone for a run removed whole.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import datetime as dt
@@ -25,33 +30,37 @@ from typing import Any, Protocol
 from django.db import models, transaction
 from django.db.models import QuerySet
 
-from dashboard import run_events
+from dashboard.access import audit, authz
 from dashboard.checkpoints.blob_uses import (
     collect_unused_blobs,
     release_unused_uses,
     release_uses_of_gone_lineages,
 )
+from dashboard.core import run_events
+from dashboard.core.errors import NotFound
+from dashboard.core.types import Actor
+from dashboard.instruments import metrics
 from dashboard.models import (
     TERMINAL_RUN_STATUSES,
-    ApprovalRequest,
     AuditEntry,
     Checkpoint,
     RetentionPolicy,
     RunEvent,
     WorkflowRun,
 )
-from dashboard.observability import metrics
-from dashboard.services import audit, authz
 from dashboard.services.common import now, record_events
-from dashboard.services.errors import NotFound
-from dashboard.services.types import Actor
+from dashboard.services.retention_candidates import (
+    CANDIDATE_FIELDS,
+    PruneCandidate,
+    checkpoint_decisions,
+    retention_rules,
+    run_candidates,
+)
+from workflows.storage import RetentionRules
 
 __all__ = ["PruneReport", "checkpoint_prune", "retention_preview"]
 
 BATCH_SIZE = 1000
-
-# A checkpoint retention may delete: its id, its run and its size in bytes.
-type _Candidate = tuple[str, uuid.UUID, int]
 
 
 @dataclasses.dataclass
@@ -139,7 +148,9 @@ def _prune_policy(policy: RetentionPolicy, *, dry_run: bool, batch_size: int) ->
                 doomed.add(run_id)
                 if dry_run:
                     report.runs += 1
-                    stats = Checkpoint.objects.filter(run_id=run_id).values_list("size_bytes", flat=True)
+                    stats = Checkpoint.objects.filter(run_id=run_id).values_list(
+                        "size_bytes", flat=True
+                    )
                     sizes = list(stats)
                     report.checkpoints += len(sizes)
                     report.bytes += sum(sizes)
@@ -149,17 +160,18 @@ def _prune_policy(policy: RetentionPolicy, *, dry_run: bool, batch_size: int) ->
         if not dry_run:
             _collect_orphan_blobs(touched, batch_size, report)  # blobs only the deleted runs used
         return report
-    batch: list[_Candidate] = []
+    rules = retention_rules(policy, at=now())
+    batch: list[PruneCandidate] = []
     for run_id in _keyset(runs, batch_size):
         if run_id in doomed:
             continue
-        for item in _run_candidates(run_id, policy, batch_size):
-            batch.append(item)
+        for row in run_candidates(run_id, rules, batch_size):
+            batch.append(row)
             if len(batch) >= batch_size:
-                _apply(batch, policy, report, dry_run, touched)
+                _apply(batch, policy, rules, report, dry_run, touched)
                 batch = []
     if batch:
-        _apply(batch, policy, report, dry_run, touched)
+        _apply(batch, policy, rules, report, dry_run, touched)
     if not dry_run:
         _collect_orphan_blobs(touched, batch_size, report)
     return report
@@ -179,20 +191,6 @@ def _keyset(queryset: QuerySet[WorkflowRun], size: int) -> Iterator[uuid.UUID]:
         last = keys[-1]
 
 
-def _protected_of_run(run_id: uuid.UUID) -> set[str]:
-    keep = set(ApprovalRequest.objects.filter(run_id=run_id).values_list("checkpoint_id", flat=True))
-    keep.update(
-        c for c in WorkflowRun.objects.filter(parent_run_id=run_id).values_list("origin_checkpoint_id", flat=True) if c
-    )
-    latest = WorkflowRun.objects.filter(pk=run_id).values_list("latest_checkpoint_id", flat=True).first()
-    if latest:
-        keep.add(latest)
-    newest = Checkpoint.objects.filter(run_id=run_id).order_by("-created_at").values_list("pk", flat=True).first()
-    if newest:
-        keep.add(newest)
-    return keep
-
-
 def _removable_whole(run_id: uuid.UUID) -> bool:
     """A run with a live fork, or a held checkpoint, is kept whole."""
     return not (
@@ -201,67 +199,62 @@ def _removable_whole(run_id: uuid.UUID) -> bool:
     )
 
 
-def _run_candidates(run_id: uuid.UUID, policy: RetentionPolicy, size: int) -> Iterator[_Candidate]:
-    protected = _protected_of_run(run_id)
-    rows = Checkpoint.objects.filter(run_id=run_id, on_hold=False)
-    if policy.delete_checkpoints_older_than_days is not None:
-        rows = rows.filter(created_at__lt=now() - dt.timedelta(days=policy.delete_checkpoints_older_than_days))
-    if policy.keep_last_checkpoints is not None:
-        newest = Checkpoint.objects.filter(run_id=run_id).order_by("-created_at", "-pk")
-        protected.update(newest.values_list("pk", flat=True)[: policy.keep_last_checkpoints])
-    last: tuple[dt.datetime, str] | None = None
-    while True:
-        page = rows.order_by("created_at", "pk")
-        if last is not None:
-            page = page.filter(created_at__gte=last[0]).exclude(created_at=last[0], pk__lte=last[1])
-        chunk = list(page.values_list("pk", "created_at", "size_bytes")[:size])
-        for checkpoint_id, _, size_bytes in chunk:
-            if checkpoint_id not in protected:
-                yield checkpoint_id, run_id, size_bytes
-        if len(chunk) < size:
-            return
-        last = (chunk[-1][1], chunk[-1][0])
-
-
 def _apply(
-    batch: list[_Candidate], policy: RetentionPolicy, report: PruneReport, dry_run: bool, touched: set[str]
+    batch: list[PruneCandidate],
+    policy: RetentionPolicy,
+    rules: RetentionRules,
+    report: PruneReport,
+    dry_run: bool,
+    touched: set[str],
 ) -> None:
     if dry_run:
         report.checkpoints += len(batch)
-        report.bytes += sum(size for _, _, size in batch)
+        report.bytes += sum(row.size_bytes for row in batch)
         return
     with _timed_transaction(report):
-        run_ids = sorted({run_id for _, run_id, _ in batch})
-        # Lock the runs (in key order, like every other locker) and re-check them: a run
-        # resumed, retried or put on hold since the batch was planned is left alone.
+        run_ids = sorted({row.run_id for row in batch})
+        # Lock the runs (in key order, like every other locker) and decide again on what the
+        # rows say now: a run resumed, retried, forked or put on hold since the batch was
+        # planned keeps what that made it need.
         still = {
             run.pk: run
             for run in WorkflowRun.objects.select_for_update()
             .filter(pk__in=run_ids, status=policy.status, on_hold=False)
             .order_by("pk")
         }
-        ids = [cid for cid, run_id, _ in batch if run_id in still and cid != still[run_id].latest_checkpoint_id]
-        in_use = set(ApprovalRequest.objects.filter(checkpoint_id__in=ids).values_list("checkpoint_id", flat=True))
-        ids = [cid for cid in ids if cid not in in_use]
-        rows = list(Checkpoint.objects.filter(pk__in=ids, on_hold=False).values_list("pk", "size_bytes", "engine_run_id"))
-        sizes = {pk: size for pk, size, _ in rows}
-        Checkpoint.objects.filter(pk__in=list(sizes)).delete()
-        touched.update(lineage for _, _, lineage in rows)
-        per_run: dict[uuid.UUID, int] = {}
-        for cid, run_id, _ in batch:
-            if cid in sizes:
-                per_run[run_id] = per_run.get(run_id, 0) + 1
+        horizons = {row.run_id: row.horizon for row in batch}
+        fresh = [
+            PruneCandidate._make((*values, horizons[values[1]]))
+            for values in Checkpoint.objects.filter(
+                pk__in=[row.checkpoint_id for row in batch if row.run_id in still]
+            ).values_list(*CANDIDATE_FIELDS)
+        ]
+        current = {pk: run.latest_checkpoint_id for pk, run in still.items()}
+        doomed = [
+            row for row, decision in checkpoint_decisions(fresh, current, rules) if decision.delete
+        ]
+        Checkpoint.objects.filter(pk__in=[row.checkpoint_id for row in doomed]).delete()
+        touched.update(row.engine_run_id for row in doomed)
+        per_run = collections.Counter(row.run_id for row in doomed)
         for run_id, count in per_run.items():
-            record_events(still[run_id], [run_events.checkpoints_pruned(
-                count, policy.name, now().isoformat()
-            )])
-        report.checkpoints += len(sizes)
-        report.bytes += sum(sizes.values())
+            record_events(
+                still[run_id],
+                [run_events.checkpoints_pruned(count, policy.name, now().isoformat())],
+            )
+        size = sum(row.size_bytes for row in doomed)
+        report.checkpoints += len(doomed)
+        report.bytes += size
     report.batches += 1
-    _count_pruned(policy, checkpoints=len(sizes), size_bytes=sum(sizes.values()))
+    _count_pruned(policy, checkpoints=len(doomed), size_bytes=size)
 
 
-def _delete_run(run_id: uuid.UUID, policy: RetentionPolicy, report: PruneReport, batch_size: int, touched: set[str]) -> None:
+def _delete_run(
+    run_id: uuid.UUID,
+    policy: RetentionPolicy,
+    report: PruneReport,
+    batch_size: int,
+    touched: set[str],
+) -> None:
     """Delete a whole run in short transactions, leaving an audit tombstone."""
     run = WorkflowRun.objects.filter(pk=run_id).first()
     if run is None:
@@ -269,7 +262,9 @@ def _delete_run(run_id: uuid.UUID, policy: RetentionPolicy, report: PruneReport,
     total = Checkpoint.objects.filter(run_id=run_id).count()
     size = sum(Checkpoint.objects.filter(run_id=run_id).values_list("size_bytes", flat=True))
     # Its lineages' blob uses are reviewed after the pass (a superset is safe if it stops).
-    touched.update(Checkpoint.objects.filter(run_id=run_id).values_list("engine_run_id", flat=True).distinct())
+    touched.update(
+        Checkpoint.objects.filter(run_id=run_id).values_list("engine_run_id", flat=True).distinct()
+    )
     checkpoints = Checkpoint.objects.filter(run_id=run_id).exclude(approval_requests__isnull=False)
     if run.latest_checkpoint_id:
         checkpoints = checkpoints.exclude(pk=run.latest_checkpoint_id)
@@ -277,20 +272,39 @@ def _delete_run(run_id: uuid.UUID, policy: RetentionPolicy, report: PruneReport,
     for rows in (RunEvent.objects.filter(run_id=run_id), checkpoints):
         while True:
             with _timed_transaction(report):
-                if not WorkflowRun.objects.select_for_update().filter(pk=run_id, status=policy.status, on_hold=False).exists():
+                if (
+                    not WorkflowRun.objects.select_for_update()
+                    .filter(pk=run_id, status=policy.status, on_hold=False)
+                    .exists()
+                ):
                     return  # resumed or held meanwhile: stop here, what is left stays valid
                 deleted = _delete_first(rows, batch_size)
             report.batches += 1
             if deleted < batch_size:
                 break
     with _timed_transaction(report):
-        locked = WorkflowRun.objects.select_for_update().filter(pk=run_id, status=policy.status, on_hold=False).first()
+        locked = (
+            WorkflowRun.objects.select_for_update()
+            .filter(pk=run_id, status=policy.status, on_hold=False)
+            .first()
+        )
         if locked is None:
             return
-        audit.record(None, "run_pruned", run=locked, outcome=AuditEntry.OK, target=f"run {run_id}",
-                     details={"policy": policy.name, "status": locked.status, "checkpoints": total, "bytes": size,
-                              "created_at": locked.created_at.isoformat(),
-                              "finished_at": locked.finished_at.isoformat() if locked.finished_at else None})
+        audit.record(
+            None,
+            "run_pruned",
+            run=locked,
+            outcome=AuditEntry.OK,
+            target=f"run {run_id}",
+            details={
+                "policy": policy.name,
+                "status": locked.status,
+                "checkpoints": total,
+                "bytes": size,
+                "created_at": locked.created_at.isoformat(),
+                "finished_at": locked.finished_at.isoformat() if locked.finished_at else None,
+            },
+        )
         locked.delete()
     report.runs += 1
     report.checkpoints += total

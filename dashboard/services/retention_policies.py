@@ -15,10 +15,11 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from dashboard.access import audit, authz
+from dashboard.core.errors import Conflict, InvalidInput, NotFound
+from dashboard.core.types import Actor
 from dashboard.models import RetentionPolicy
-from dashboard.services import audit, authz, retention, validation
-from dashboard.services.errors import Conflict, InvalidInput, NotFound
-from dashboard.services.types import Actor
+from dashboard.services import retention, validation
 
 __all__ = [
     "MAX_DAYS",
@@ -41,7 +42,11 @@ MAX_KEEP_LAST = 1_000_000
 # refuse to compare with it rather than find nothing).
 MAX_ID = 2**63 - 1
 
-_RULES = ("keep_last_checkpoints", "delete_checkpoints_older_than_days", "delete_runs_older_than_days")
+_RULES = (
+    "keep_last_checkpoints",
+    "delete_checkpoints_older_than_days",
+    "delete_runs_older_than_days",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,7 +96,9 @@ def policy_check(spec: PolicySpec, *, policy_id: int | None = None) -> Retention
     if errors:
         first = next(iter(errors.values()))
         raise InvalidInput(f"The policy cannot be saved: {first}", errors=errors)
-    return RetentionPolicy(pk=policy_id, **{**spec.values(), "name": name, "workflow_pattern": pattern})
+    return RetentionPolicy(
+        pk=policy_id, **{**spec.values(), "name": name, "workflow_pattern": pattern}
+    )
 
 
 def _text(value: object, field: str, limit: int, errors: dict[str, str]) -> str:
@@ -138,7 +145,9 @@ def policy_create(spec: PolicySpec, *, user: Actor) -> RetentionPolicy:
         InvalidInput: see ``policy_check``.
     """
     # The name is not checked yet: the refusal's record must be storable whatever it holds.
-    authz.require(user, "policy_change", target=f"policy {validation.printable(str(spec.name))[:200]} (new)")
+    authz.require(
+        user, "policy_change", target=f"policy {validation.printable(str(spec.name))[:200]} (new)"
+    )
     draft = policy_check(spec)
     with transaction.atomic():
         _save(draft)
@@ -213,7 +222,9 @@ def policy_apply(policy_id: int, *, dry_run: bool, user: Actor) -> retention.Pru
         NotFound: no policy has that id.
     """
     authz.require(user, "prune", target=f"policy {policy_id}")
-    policy = RetentionPolicy.objects.filter(pk=policy_id).first() if 0 < policy_id <= MAX_ID else None
+    policy = (
+        RetentionPolicy.objects.filter(pk=policy_id).first() if 0 < policy_id <= MAX_ID else None
+    )
     if policy is None:
         raise NotFound(f"No retention policy has the id {policy_id}.")
     return retention.checkpoint_prune(policy=policy, dry_run=dry_run, user=user)[0]

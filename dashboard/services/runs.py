@@ -12,10 +12,12 @@ from typing import Any
 from django.db import transaction
 from pydantic import TypeAdapter, ValidationError
 
-from dashboard import run_events
+from dashboard import broadcast, catalog
+from dashboard.access import audit, authz
 from dashboard.checkpoints.writes import save_split
-from dashboard.execution import registry
-from dashboard.live import broadcast
+from dashboard.core import run_events
+from dashboard.core.errors import Conflict, InvalidInput, NotFound
+from dashboard.core.types import Actor, RunId, is_user, username
 from dashboard.models import (
     TERMINAL_RUN_STATUSES,
     ApprovalRequest,
@@ -26,20 +28,16 @@ from dashboard.models import (
     Schedule,
     WorkflowRun,
 )
-from dashboard.services import approvals, audit, authz, validation
+from dashboard.services import approvals, validation
 from dashboard.services.common import (
     ACTIVE_STATUSES,
     enqueue,
-    is_user,
     locked_run,
     now,
     record_events,
     set_status,
-    username,
 )
-from dashboard.services.errors import Conflict, InvalidInput, NotFound
 from dashboard.services.execution import _approval_specs
-from dashboard.services.types import Actor, RunId
 from workflows import (
     CheckpointDecodeError,
     CheckpointEncodeError,
@@ -75,14 +73,14 @@ def run_start(
             start executor's type (one message per field).
     """
     authz.require(user, "start", workflow=workflow_name, target=f"workflow {workflow_name}")
-    stored = start_input(workflow_name, input)
+    stored = start_input(workflow_name, input, stored=schedule is not None)
     with transaction.atomic():
         run = WorkflowRun.objects.create(
             workflow_name=workflow_name,
             input=stored,
             created_by=user if is_user(user) else None,
             engine_run_id=uuid.uuid4().hex,
-            graph_version=registry.current_version(workflow_name),
+            graph_version=catalog.current_version(workflow_name),
             schedule=schedule,
         )
         run = WorkflowRun.objects.select_for_update().get(pk=run.pk)
@@ -93,67 +91,65 @@ def run_start(
     return run
 
 
-def start_input(workflow_name: str, input: object) -> object:
+def start_input(workflow_name: str, input: object, *, stored: bool = False) -> object:
     """``input`` checked against the workflow's start type, as the JSON a run stores.
+
+    Fields the type does not have are refused (pydantic would drop them silently), unless
+    the input is ``stored``: a schedule's, checked when it was saved, whose workflow may
+    have dropped a field since; it still starts, as it did before fields were checked.
 
     Raises:
         InvalidInput: unknown workflow (``errors["workflow"]``) or input that does not fit the
-            start executor's type (one message per field).
+            start executor's type (one message per field, unknown fields named).
     """
-    if workflow_name not in registry.names():
+    if workflow_name not in catalog.names():
         raise InvalidInput(
             f"unknown workflow {workflow_name!r}", errors={"workflow": "unknown workflow"}
         )
-    start_type = registry.input_type(workflow_name)
+    start_type = catalog.input_type(workflow_name)
     try:
-        typed = registry.validate_value(start_type, input)
+        typed = catalog.validate_value(start_type, input, known_fields_only=not stored)
         encode(typed, where="run input")  # the engine must be able to checkpoint it
-        stored = registry.to_json(start_type, typed)
-    except registry.InputError as exc:
-        raise InvalidInput("the input does not fit the workflow", errors=exc.errors) from None
+        stored_input = catalog.to_json(start_type, typed)
+    except catalog.InputError as exc:
+        raise InvalidInput(
+            exc.summary("the input", "the input does not fit the workflow"), errors=exc.errors
+        ) from None
     except CheckpointEncodeError as exc:
         raise InvalidInput(str(exc), errors={"input": str(exc)}) from None
     # After coercion: "NaN" is a valid float to the type, and no database stores it.
-    validation.require_storable(stored)
-    return stored
+    validation.require_storable(stored_input)
+    return stored_input
 
 
 def run_cancel(run_id: RunId, *, user: Actor = None, reason: str = "") -> WorkflowRun:
     """Stop a queued, running or waiting run; its pending approvals are cancelled too.
     ``reason``: why, kept in the run's history and the audit log."""
     authz.require_for_run(user, "cancel", run_id, target=f"run {run_id}")
-    reason = _reason(reason)
     with transaction.atomic():
         run = locked_run(run_id)
         if run.status in TERMINAL_RUN_STATUSES:
             raise Conflict(f"run {run.pk} is already {run.status}")
+        reason = validation.reason_for("cancel a run", reason, user=user)
         run.lease_owner, run.lease_expires_at = "", None
         set_status(run, RunStatus.CANCELLED)
         run.save()
         _cancel_pending_approvals(run)
-        record_events(run, [run_events.run_status(RunStatus.CANCELLED, by=username(user), reason=reason or None)])
-        audit.record(user, "cancel", run=run, target=f"run {run.pk}",
-                     checkpoint_before=run.latest_checkpoint_id, checkpoint_after=run.latest_checkpoint_id,
-                     details={"reason": reason} if reason else None)
+        record_events(
+            run,
+            [run_events.run_status(RunStatus.CANCELLED, by=username(user), reason=reason or None)],
+        )
+        audit.record(
+            user,
+            "cancel",
+            run=run,
+            target=f"run {run.pk}",
+            checkpoint_before=run.latest_checkpoint_id,
+            checkpoint_after=run.latest_checkpoint_id,
+            details={"reason": reason} if reason else None,
+        )
         transaction.on_commit(lambda: broadcast.broadcast_run_changed(run.pk), robust=True)
     return run
-
-
-# An operator's reason for an action: kept whole in the history up to this length.
-MAX_REASON = 2000
-
-
-def _reason(reason: str) -> str:
-    """A reason as stored: checked like any text a database keeps, trimmed, bounded."""
-    if not isinstance(reason, str):
-        raise InvalidInput("a reason is text", errors={"reason": "must be text"})
-    validation.require_storable(reason, field="reason")
-    reason = reason.strip()
-    if len(reason) > MAX_REASON:
-        raise InvalidInput(
-            f"a reason is at most {MAX_REASON} characters", errors={"reason": f"at most {MAX_REASON}"}
-        )
-    return reason
 
 
 def _cancel_pending_approvals(run: WorkflowRun) -> None:
@@ -167,20 +163,39 @@ def _cancel_pending_approvals(run: WorkflowRun) -> None:
 def run_retry(run_id: RunId, *, user: Actor = None, reason: str = "") -> WorkflowRun:
     """Run a failed run again from its latest checkpoint (or from its input if it has none)."""
     authz.require_for_run(user, "retry", run_id, target=f"run {run_id}")
-    reason = _reason(reason)
     with transaction.atomic():
         run = locked_run(run_id)
         if run.status != RunStatus.FAILED:
             raise Conflict(f"only a failed run can be retried; run {run.pk} is {run.status}")
         _ensure_registered(run.workflow_name)
-        set_status(run, RunStatus.QUEUED, attempts=0, lost_workers=0,
-                   error_type="", error_message="", traceback="")
+        reason = validation.reason_for("retry a run", reason, user=user)
+        set_status(
+            run,
+            RunStatus.QUEUED,
+            attempts=0,
+            lost_workers=0,
+            error_type="",
+            error_message="",
+            traceback="",
+        )
         run.save()
-        record_events(run, [run_events.run_status(RunStatus.QUEUED, by=username(user), action="retry",
-                                                  reason=reason or None)])
-        audit.record(user, "retry", run=run, target=f"run {run.pk}",
-                     checkpoint_before=run.latest_checkpoint_id, checkpoint_after=run.latest_checkpoint_id,
-                     details={"reason": reason} if reason else None)
+        record_events(
+            run,
+            [
+                run_events.run_status(
+                    RunStatus.QUEUED, by=username(user), action="retry", reason=reason or None
+                )
+            ],
+        )
+        audit.record(
+            user,
+            "retry",
+            run=run,
+            target=f"run {run.pk}",
+            checkpoint_before=run.latest_checkpoint_id,
+            checkpoint_after=run.latest_checkpoint_id,
+            details={"reason": reason} if reason else None,
+        )
         enqueue(run)
     return run
 
@@ -192,7 +207,9 @@ def _checkpoint_of(run: WorkflowRun, checkpoint_id: str) -> Checkpoint:
     return checkpoint
 
 
-def run_resume(run_id: RunId, *, checkpoint_id: str, user: Actor = None, reason: str = "") -> WorkflowRun:
+def run_resume(
+    run_id: RunId, *, checkpoint_id: str, user: Actor = None, reason: str = ""
+) -> WorkflowRun:
     """Continue the run from one of its checkpoints, as a new branch of its history.
 
     Supersteps after that checkpoint run again; the branch gets its own lineage id, so requests
@@ -201,7 +218,6 @@ def run_resume(run_id: RunId, *, checkpoint_id: str, user: Actor = None, reason:
     yields one of its own.
     """
     authz.require_for_run(user, "resume", run_id, target=f"run {run_id} from {checkpoint_id}")
-    reason = _reason(reason)
     with transaction.atomic():
         run = locked_run(run_id)
         before = run.latest_checkpoint_id
@@ -209,6 +225,7 @@ def run_resume(run_id: RunId, *, checkpoint_id: str, user: Actor = None, reason:
             raise Conflict(f"run {run.pk} is {run.status}; cancel it first or wait for it")
         checkpoint = _checkpoint_of(run, checkpoint_id)
         version = _ensure_same_graph(run.workflow_name, checkpoint)
+        reason = validation.reason_for("resume a run", reason, user=user)
         _cancel_pending_approvals(run)
         set_status(
             run,
@@ -229,13 +246,26 @@ def run_resume(run_id: RunId, *, checkpoint_id: str, user: Actor = None, reason:
         run.save()
         record_events(
             run,
-            [run_events.run_status(RunStatus.QUEUED, by=username(user), action="resume",
-                           checkpoint_id=checkpoint.checkpoint_id, superstep=checkpoint.superstep,
-                           reason=reason or None)],
+            [
+                run_events.run_status(
+                    RunStatus.QUEUED,
+                    by=username(user),
+                    action="resume",
+                    checkpoint_id=checkpoint.checkpoint_id,
+                    superstep=checkpoint.superstep,
+                    reason=reason or None,
+                )
+            ],
         )
-        audit.record(user, "resume", run=run, target=f"run {run.pk}",
-                     checkpoint_before=before, checkpoint_after=checkpoint.checkpoint_id,
-                     details={"reason": reason} if reason else None)
+        audit.record(
+            user,
+            "resume",
+            run=run,
+            target=f"run {run.pk}",
+            checkpoint_before=before,
+            checkpoint_after=checkpoint.checkpoint_id,
+            details={"reason": reason} if reason else None,
+        )
         enqueue(run)
     return run
 
@@ -262,8 +292,11 @@ _BATCH_SCAN = 2000
 
 def _output_committed_with(run: WorkflowRun, checkpoint_id: str) -> Any:
     marker = (
-        RunEvent.objects.filter(run=run, type__in=("superstep_completed", "checkpoint"),
-                                data__checkpoint_id=checkpoint_id)
+        RunEvent.objects.filter(
+            run=run,
+            type__in=("superstep_completed", "checkpoint"),
+            data__checkpoint_id=checkpoint_id,
+        )
         .values_list("seq", flat=True)
         .first()
     )
@@ -281,7 +314,7 @@ def _output_committed_with(run: WorkflowRun, checkpoint_id: str) -> Any:
 def _ensure_registered(workflow_name: str) -> None:
     # A deploy may remove a workflow that still has runs: they stay readable, but nothing can
     # execute them, so a worker would only fail on them.
-    if workflow_name not in registry.names():
+    if workflow_name not in catalog.names():
         raise Conflict(
             f"workflow {workflow_name!r} is not registered any more; register it again to "
             "continue its runs"
@@ -293,7 +326,7 @@ def _ensure_same_graph(workflow_name: str, checkpoint: Checkpoint) -> str:
     side), which a resume or fork of it executes on."""
     _ensure_registered(workflow_name)
     version = checkpoint.graph_signature_hash
-    if version not in registry.versions(workflow_name):
+    if version not in catalog.versions(workflow_name):
         raise Conflict(
             f"checkpoint {checkpoint.checkpoint_id} was written by version {version[:12]} of "
             f"{workflow_name!r}, which is no longer registered; migrate the run to the "
@@ -327,12 +360,12 @@ def run_fork(
     """
     authz.require_for_run(user, "fork", run_id, target=f"run {run_id} from {checkpoint_id}")
     _require_storable_edits(state, executor_states, messages)
-    reason = _reason(reason)
     with transaction.atomic():
         origin = locked_run(run_id)
         checkpoint = _checkpoint_of(origin, checkpoint_id)
         version = _ensure_same_graph(origin.workflow_name, checkpoint)
         edited = _edited_checkpoint(checkpoint, state, executor_states, messages)
+        reason = validation.reason_for("fork a run", reason, user=user)
         fork = WorkflowRun.objects.create(
             workflow_name=origin.workflow_name,
             input=origin.input,
@@ -351,23 +384,41 @@ def run_fork(
         # A fork of a paused checkpoint waits for decisions of its own, and its worker saves no
         # new checkpoint that would raise them: raise the pending requests on its lineage now.
         for spec in _approval_specs(fork.pk, edited):
-            approvals.approval_opened(ApprovalRequest.objects.create(**spec, run=fork, checkpoint=row), fork)
+            approvals.approval_opened(
+                ApprovalRequest.objects.create(**spec, run=fork, checkpoint=row), fork
+            )
             transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
         edits = {"state": state, "executor_states": executor_states, "messages": messages}
         record_events(
             fork,
-            [run_events.run_status(RunStatus.QUEUED, by=username(user), action="fork",
-                           parent_run=str(origin.pk), checkpoint_id=checkpoint.checkpoint_id,
-                           edited=any(v is not None for v in edits.values()), reason=reason or None)],
+            [
+                run_events.run_status(
+                    RunStatus.QUEUED,
+                    by=username(user),
+                    action="fork",
+                    parent_run=str(origin.pk),
+                    checkpoint_id=checkpoint.checkpoint_id,
+                    edited=any(v is not None for v in edits.values()),
+                    reason=reason or None,
+                )
+            ],
         )
         record_events(
             origin, [run_events.run_forked(str(fork.pk), checkpoint.checkpoint_id, username(user))]
         )
-        audit.record(user, "fork", run=fork, target=f"fork of run {origin.pk}",
-                     checkpoint_before=checkpoint.checkpoint_id, checkpoint_after=row.checkpoint_id,
-                     details={"origin_run": str(origin.pk),
-                              "edited": sorted(k for k, v in edits.items() if v is not None),
-                              **({"reason": reason} if reason else {})})
+        audit.record(
+            user,
+            "fork",
+            run=fork,
+            target=f"fork of run {origin.pk}",
+            checkpoint_before=checkpoint.checkpoint_id,
+            checkpoint_after=row.checkpoint_id,
+            details={
+                "origin_run": str(origin.pk),
+                "edited": sorted(k for k, v in edits.items() if v is not None),
+                **({"reason": reason} if reason else {}),
+            },
+        )
         enqueue(fork)
     return fork
 
@@ -418,8 +469,8 @@ def _edited_checkpoint(
     # The graph that wrote the checkpoint (a version kept side by side, maybe): its executors
     # and handlers are what the fork runs on, and building it registers its types.
     name, version = checkpoint.workflow_name, checkpoint.graph_signature_hash
-    current = version == registry.current_version(name)
-    workflow = registry.describe(name) if current else registry.build(name, version=version)
+    current = version == catalog.current_version(name)
+    workflow = catalog.describe(name) if current else catalog.build(name, version=version)
     errors: dict[str, str] = {}
     if state is not None:
         if not isinstance(state, dict):
@@ -428,8 +479,14 @@ def _edited_checkpoint(
             errors.update(_value_problems("state", state, doc["state"]))
             doc["state"] = state
     if executor_states is not None:
-        unknown = set(executor_states) - set(workflow.executors) if isinstance(executor_states, dict) else set()
-        if not isinstance(executor_states, dict) or not all(isinstance(v, dict) for v in executor_states.values()):
+        unknown = (
+            set(executor_states) - set(workflow.executors)
+            if isinstance(executor_states, dict)
+            else set()
+        )
+        if not isinstance(executor_states, dict) or not all(
+            isinstance(v, dict) for v in executor_states.values()
+        ):
             errors["executor_states"] = "executor states must be an object of objects"
         elif unknown:
             errors["executor_states"] = f"unknown executors: {sorted(unknown)}"
@@ -456,7 +513,9 @@ def _edited_checkpoint(
     except (CheckpointDecodeError, CheckpointEncodeError) as exc:
         edits = (("state", state), ("executor_states", executor_states), ("messages", messages))
         field = next((name for name, value in edits if value is not None), "state")
-        raise InvalidInput(f"the edited state cannot be restored: {exc}", errors={field: str(exc)}) from None
+        raise InvalidInput(
+            f"the edited state cannot be restored: {exc}", errors={field: str(exc)}
+        ) from None
     return edited
 
 
@@ -528,7 +587,7 @@ def _delivery(message: WorkflowMessage, workflow: Workflow) -> tuple[Any, str]:
         if found is not None:
             return found[0].message_type, ""
     takes = "; ".join(
-        f"{t} takes {', '.join(registry.type_label(s) for s in executors[t].input_types)}"
+        f"{t} takes {', '.join(catalog.type_label(s) for s in executors[t].input_types)}"
         for t in receivers
     )
     return None, f"nothing it goes to takes a {kind}" + (f" ({takes})" if takes else "")
@@ -592,7 +651,9 @@ def _strict_adapter(annotation: Any) -> TypeAdapter[Any]:
         return TypeAdapter(annotation)
 
 
-def run_hold(run_id: RunId, *, user: Actor = None, hold: bool = True, reason: str = "") -> WorkflowRun:
+def run_hold(
+    run_id: RunId, *, user: Actor = None, hold: bool = True, reason: str = ""
+) -> WorkflowRun:
     """Put a run (and so every checkpoint of it) on legal hold, or release it; retention never
     deletes what is held."""
     action = "hold" if hold else "release"

@@ -1,7 +1,8 @@
 """Saved views of the runs list: save a filter under a name, pin it in the navigation, share it,
 rename or delete it. Only the owner changes a view; a shared one is listed for everyone who may
-see runs. The query kept is the runs list's own (``status``, ``workflow``, ``q``, dates, sort),
-anything else dropped, so a saved view can never carry a cursor or a stray parameter."""
+see runs. The query kept is the runs list's own (``status``, ``workflow``, ``trigger``, ``q``,
+dates, sort), anything else dropped, so a saved view can never carry a cursor or a stray
+parameter."""
 
 from __future__ import annotations
 
@@ -9,16 +10,16 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 from django.http import QueryDict
 
+from dashboard.access import audit, authz
+from dashboard.core.errors import Conflict, Forbidden, InvalidInput, NotFound
+from dashboard.core.types import Actor, is_user
 from dashboard.models import SavedView
-from dashboard.services import audit, authz, validation
-from dashboard.services.common import is_user
-from dashboard.services.errors import Conflict, Forbidden, InvalidInput, NotFound
-from dashboard.services.types import Actor
+from dashboard.services import validation
 
 __all__ = ["VIEW_KEYS", "clean_query", "saved_view_delete", "saved_view_save", "saved_views_for"]
 
 # The runs list's filter parameters, in the order a saved query keeps them.
-VIEW_KEYS = ("q", "status", "workflow", "created_from", "created_to", "sort")
+VIEW_KEYS = ("q", "status", "workflow", "trigger", "created_from", "created_to", "sort")
 MAX_NAME = 80
 MAX_VIEWS = 100
 
@@ -47,7 +48,12 @@ def saved_views_for(user: Actor) -> QuerySet[SavedView]:
 
 
 def saved_view_save(
-    *, user: Actor, name: str, query: str, pinned: bool = False, shared: bool = False,
+    *,
+    user: Actor,
+    name: str,
+    query: str,
+    pinned: bool = False,
+    shared: bool = False,
     view_id: int | None = None,
 ) -> SavedView:
     """Create a view, or (``view_id``) change one's name, query, pin or sharing."""
@@ -73,8 +79,12 @@ def saved_view_save(
                 view = _own(who, view_id)
                 view.name, view.query, view.pinned, view.shared = name, cleaned, pinned, shared
                 view.save()
-            audit.record(who, "view_save", target=f"saved view {view.pk}",
-                         details={"name": name, "query": cleaned, "pinned": pinned, "shared": shared})
+            audit.record(
+                who,
+                "view_save",
+                target=f"saved view {view.pk}",
+                details={"name": name, "query": cleaned, "pinned": pinned, "shared": shared},
+            )
     except IntegrityError:
         raise Conflict(f"you already have a view named {name!r}") from None
     return view
@@ -86,7 +96,9 @@ def saved_view_delete(*, user: Actor, view_id: int) -> None:
         raise InvalidInput("a view belongs to a person", errors={"user": "required"})
     with transaction.atomic():
         view = _own(who, view_id)
-        audit.record(who, "view_delete", target=f"saved view {view.pk}", details={"name": view.name})
+        audit.record(
+            who, "view_delete", target=f"saved view {view.pk}", details={"name": view.name}
+        )
         view.delete()
 
 

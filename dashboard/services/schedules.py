@@ -29,12 +29,13 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from dashboard.access import audit, authz
+from dashboard.core.errors import Conflict, InvalidInput, NotFound, ServiceError
+from dashboard.core.types import Actor, is_user
 from dashboard.models import TERMINAL_RUN_STATUSES, AuditEntry, Schedule, ScheduleTick, WorkflowRun
-from dashboard.services import audit, authz, cron, validation
-from dashboard.services.common import is_user, now
-from dashboard.services.errors import Conflict, InvalidInput, NotFound, ServiceError
+from dashboard.services import cron, validation
+from dashboard.services.common import now
 from dashboard.services.runs import run_start, start_input
-from dashboard.services.types import Actor
 
 __all__ = [
     "MAX_INTERVAL_SECONDS",
@@ -86,7 +87,11 @@ def schedule_check(spec: ScheduleSpec, *, schedule_id: int | None = None) -> dic
         errors["name"] = "A name of 1 to 100 characters."
     elif Schedule.objects.filter(name=name).exclude(pk=schedule_id or 0).exists():
         errors["name"] = f"A schedule named {name!r} exists already."
-    fields: dict[str, Any] = {"name": name, "kind": spec.kind, "skip_if_running": spec.skip_if_running}
+    fields: dict[str, Any] = {
+        "name": name,
+        "kind": spec.kind,
+        "skip_if_running": spec.skip_if_running,
+    }
     try:
         fields["input"] = start_input(spec.workflow_name, spec.input)
         fields["workflow_name"] = spec.workflow_name
@@ -104,14 +109,18 @@ def _input_errors(exc: InvalidInput) -> dict[str, str]:
     if not exc.errors:
         return {"input": exc.message}
     return {
-        key if key in ("workflow", "input") else ("input" if key == "__root__" else f"input.{key}"): message
+        key
+        if key in ("workflow", "input")
+        else ("input" if key == "__root__" else f"input.{key}"): message
         for key, message in exc.errors.items()
     }
 
 
 def _timing(spec: ScheduleSpec, errors: dict[str, str]) -> dict[str, Any]:
     if spec.time_zone not in time_zones():
-        errors["time_zone"] = f"{validation.printable(spec.time_zone)[:64]!r} is not a known time zone."
+        errors["time_zone"] = (
+            f"{validation.printable(spec.time_zone)[:64]!r} is not a known time zone."
+        )
     if spec.kind == Schedule.Kind.CRON:
         try:
             expression = cron.parse(spec.cron)
@@ -122,7 +131,9 @@ def _timing(spec: ScheduleSpec, errors: dict[str, str]) -> dict[str, Any]:
     if spec.kind == Schedule.Kind.INTERVAL:
         every = spec.interval_seconds
         if every is None or not 1 <= every <= MAX_INTERVAL_SECONDS:
-            errors["interval_seconds"] = f"A whole number of seconds from 1 to {MAX_INTERVAL_SECONDS}."
+            errors["interval_seconds"] = (
+                f"A whole number of seconds from 1 to {MAX_INTERVAL_SECONDS}."
+            )
             return {}
         return {"cron": "", "interval_seconds": every, "time_zone": spec.time_zone}
     errors["kind"] = "Either cron or interval."
@@ -143,10 +154,14 @@ def next_tick(schedule: Schedule, *, after: dt.datetime) -> dt.datetime:
 def _require(user: Actor, action: str, schedule_id: int) -> None:
     """``authz.require`` on the schedule's workflow. One whose workflow the user may not see
     is not found, as a run of it would not be (an unknown id is left to the action)."""
-    workflow = Schedule.objects.filter(pk=schedule_id).values_list("workflow_name", flat=True).first()
+    workflow = (
+        Schedule.objects.filter(pk=schedule_id).values_list("workflow_name", flat=True).first()
+    )
     target = f"schedule {schedule_id}"
     if workflow is not None and not authz.can(user, "view", workflow):
-        audit.record(user, action, outcome=AuditEntry.DENIED, target=target, details={"workflow": workflow})
+        audit.record(
+            user, action, outcome=AuditEntry.DENIED, target=target, details={"workflow": workflow}
+        )
         raise NotFound(f"no schedule with id {schedule_id}")
     authz.require(user, action, workflow=workflow, target=target)
 
@@ -160,15 +175,21 @@ def _locked(schedule_id: int) -> Schedule:
 
 def _described(schedule: Schedule) -> dict[str, Any]:
     return {
-        "workflow": schedule.workflow_name, "input": schedule.input, "kind": schedule.kind,
-        "cron": schedule.cron, "interval_seconds": schedule.interval_seconds,
-        "time_zone": schedule.time_zone, "skip_if_running": schedule.skip_if_running,
+        "workflow": schedule.workflow_name,
+        "input": schedule.input,
+        "kind": schedule.kind,
+        "cron": schedule.cron,
+        "interval_seconds": schedule.interval_seconds,
+        "time_zone": schedule.time_zone,
+        "skip_if_running": schedule.skip_if_running,
     }
 
 
 def schedule_create(spec: ScheduleSpec, *, user: Actor = None, paused: bool = False) -> Schedule:
     """Save a new schedule; its first tick is the first one after now."""
-    authz.require(user, "schedule_change", workflow=spec.workflow_name, target=f"schedule {spec.name}"[:300])
+    authz.require(
+        user, "schedule_change", workflow=spec.workflow_name, target=f"schedule {spec.name}"[:300]
+    )
     fields = schedule_check(spec)
     with transaction.atomic():
         schedule = Schedule(**fields, paused=paused, created_by=user if is_user(user) else None)
@@ -178,8 +199,15 @@ def schedule_create(spec: ScheduleSpec, *, user: Actor = None, paused: bool = Fa
             with transaction.atomic():
                 schedule.save()
         except IntegrityError:  # the same name saved a moment ago by someone else
-            raise InvalidInput("the schedule is not valid", errors={"name": "This name is taken."}) from None
-        audit.record(user, "schedule_create", target=f"schedule {schedule.name}", details=_described(schedule))
+            raise InvalidInput(
+                "the schedule is not valid", errors={"name": "This name is taken."}
+            ) from None
+        audit.record(
+            user,
+            "schedule_create",
+            target=f"schedule {schedule.name}",
+            details=_described(schedule),
+        )
     return schedule
 
 
@@ -189,7 +217,9 @@ def schedule_update(schedule_id: int, spec: ScheduleSpec, *, user: Actor = None)
     if not Schedule.objects.filter(pk=schedule_id).exists():
         raise NotFound(f"no schedule with id {schedule_id}")  # before any field's refusal
     # Moving a schedule to another workflow needs the role on that one too.
-    authz.require(user, "schedule_change", workflow=spec.workflow_name, target=f"schedule {schedule_id}")
+    authz.require(
+        user, "schedule_change", workflow=spec.workflow_name, target=f"schedule {schedule_id}"
+    )
     fields = schedule_check(spec, schedule_id=schedule_id)
     with transaction.atomic():
         schedule = _locked(schedule_id)
@@ -202,9 +232,15 @@ def schedule_update(schedule_id: int, spec: ScheduleSpec, *, user: Actor = None)
             with transaction.atomic():
                 schedule.save()
         except IntegrityError:
-            raise InvalidInput("the schedule is not valid", errors={"name": "This name is taken."}) from None
-        audit.record(user, "schedule_update", target=f"schedule {schedule.name}",
-                     details={"before": before, "after": _described(schedule)})
+            raise InvalidInput(
+                "the schedule is not valid", errors={"name": "This name is taken."}
+            ) from None
+        audit.record(
+            user,
+            "schedule_update",
+            target=f"schedule {schedule.name}",
+            details={"before": before, "after": _described(schedule)},
+        )
     return schedule
 
 
@@ -224,7 +260,9 @@ def _set_paused(schedule_id: int, *, paused: bool, user: Actor) -> Schedule:
     with transaction.atomic():
         schedule = _locked(schedule_id)
         if schedule.paused == paused:
-            raise Conflict(f"schedule {schedule.name} is already {'paused' if paused else 'active'}")
+            raise Conflict(
+                f"schedule {schedule.name} is already {'paused' if paused else 'active'}"
+            )
         schedule.paused = paused
         schedule.next_fire_at = None if paused else next_tick(schedule, after=now())
         schedule.save(update_fields=["paused", "next_fire_at", "updated_at"])
@@ -237,7 +275,12 @@ def schedule_delete(schedule_id: int, *, user: Actor = None) -> None:
     _require(user, "schedule_change", schedule_id)
     with transaction.atomic():
         schedule = _locked(schedule_id)
-        audit.record(user, "schedule_delete", target=f"schedule {schedule.name}", details=_described(schedule))
+        audit.record(
+            user,
+            "schedule_delete",
+            target=f"schedule {schedule.name}",
+            details=_described(schedule),
+        )
         schedule.delete()
 
 
@@ -251,8 +294,13 @@ def schedule_trigger(schedule_id: int, *, user: Actor = None) -> ScheduleTick:
             schedule=schedule, tick_at=now(), manual=True, outcome=ScheduleTick.Outcome.FAILED
         )
         _start(schedule, tick, user=user)
-        audit.record(user, "schedule_trigger", run=tick.run, target=f"schedule {schedule.name}",
-                     details={"outcome": tick.outcome, "detail": tick.detail})
+        audit.record(
+            user,
+            "schedule_trigger",
+            run=tick.run,
+            target=f"schedule {schedule.name}",
+            details={"outcome": tick.outcome, "detail": tick.detail},
+        )
     return tick
 
 
@@ -318,7 +366,9 @@ def _start(schedule: Schedule, tick: ScheduleTick, *, user: Actor) -> None:
         try:
             with transaction.atomic():
                 tick.run = run_start(
-                    workflow_name=schedule.workflow_name, input=schedule.input, user=user,
+                    workflow_name=schedule.workflow_name,
+                    input=schedule.input,
+                    user=user,
                     schedule=schedule,
                 )
             tick.outcome = ScheduleTick.Outcome.STARTED

@@ -21,9 +21,21 @@ import math
 import re
 from typing import Final
 
-from dashboard.services.errors import InvalidInput
+from dashboard.core.errors import InvalidInput
+from dashboard.core.types import Actor, is_user
 
-__all__ = ["UnstorableNumber", "parse_json", "printable", "require_storable", "unstorable"]
+__all__ = [
+    "MAX_REASON",
+    "UnstorableNumber",
+    "parse_json",
+    "printable",
+    "reason_for",
+    "require_storable",
+    "unstorable",
+]
+
+# An operator's reason for an action: kept whole in the history up to this length.
+MAX_REASON = 2000
 
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _UNPRINTABLE: Final = re.compile("[\x00\ud800-\udfff]")
@@ -121,7 +133,7 @@ def require_storable(value: object, *, field: str | None = None) -> None:
 
     With ``field`` (a request field such as ``reason``), ``errors`` names that field and the
     message the path inside it; without, ``errors`` is keyed by the path inside ``value``,
-    like ``registry.InputError`` (``items.0.name``), so forms put it beside their own field.
+    like ``catalog.InputError`` (``items.0.name``), so forms put it beside their own field.
 
     Raises:
         InvalidInput: naming the field and what is wrong with it.
@@ -137,3 +149,30 @@ def require_storable(value: object, *, field: str | None = None) -> None:
     raise InvalidInput(
         f"{where}: {problem}", errors={field: f"{path}: {problem}" if path else problem}
     )
+
+
+def reason_for(action: str, reason: object, *, user: Actor, required: bool = True) -> str:
+    """``reason`` as stored: checked like any text a database keeps, trimmed, bounded, and,
+    when ``required``, not empty for a person (a user or an API token's user). The README
+    promises every action an operator takes is audited with the reason they gave; the
+    system (schedules, sweepers) acts for reasons of its own and gives none. Services ask
+    for it after finding the object and checking its state, so an unknown id is still a 404
+    and an illegal transition a 409, whatever the reason.
+
+    Raises:
+        InvalidInput: ``errors["reason"]`` says what is wrong with it (missing, too long...).
+    """
+    if not isinstance(reason, str):
+        raise InvalidInput("a reason is text", errors={"reason": "must be text"})
+    require_storable(reason, field="reason")
+    reason = reason.strip()
+    if len(reason) > MAX_REASON:
+        raise InvalidInput(
+            f"a reason is at most {MAX_REASON} characters",
+            errors={"reason": f"at most {MAX_REASON}"},
+        )
+    if required and not reason and is_user(user):
+        raise InvalidInput(
+            f"say why: a reason is required to {action}", errors={"reason": "required"}
+        )
+    return reason

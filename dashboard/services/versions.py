@@ -4,15 +4,15 @@ A run records the graph version (signature hash) it started on. After a deploy t
 its workflow:
 
 * if that version is still registered (several versions side by side, see
-  ``execution.workflow_sources``), the run finishes on it;
+  ``catalog.sources``), the run finishes on it;
 * otherwise, when the run next executes, a change the deployed graph can carry (the engine's
   ``check_checkpoint_migration``) moves its latest checkpoint onto the new graph and it goes
   on, the move recorded in its history;
 * a change it cannot carry parks the run as ``needs_migration``, naming what changed and what
   would be lost, until an operator migrates it (``run_migrate``: resume on the deployed graph
   from a checkpoint they choose, optionally discarding what cannot be carried) or cancels it.
-  A periodic job (``park_runs_on_removed_versions``) parks waiting runs the same way, so nobody decides a request of a run that
-  cannot continue without being told.
+  A periodic job (``park_runs_on_removed_versions``) parks waiting runs the same way, so nobody
+  decides a request of a run that cannot continue without being told.
 """
 
 from __future__ import annotations
@@ -22,28 +22,27 @@ import uuid
 
 from django.db import transaction
 
-from dashboard import run_events
+from dashboard import broadcast, catalog
+from dashboard.access import audit, authz
 from dashboard.checkpoints.storage import DjangoCheckpointStorage
 from dashboard.checkpoints.writes import save_split
-from dashboard.execution import registry
-from dashboard.live import broadcast
+from dashboard.core import run_events
+from dashboard.core.errors import Conflict, Forbidden, NotFound
+from dashboard.core.types import Actor, RunId, username
 from dashboard.models import Checkpoint, RunStatus, WorkflowRun
-from dashboard.services import approvals, audit, authz
+from dashboard.services import approvals
 from dashboard.services.common import (
     ACTIVE_STATUSES,
     enqueue,
     locked_run,
     record_events,
     set_status,
-    username,
 )
-from dashboard.services.errors import Conflict, Forbidden, NotFound
 from dashboard.services.execution import Lease, _approval_specs, fenced
 
 # A migration from an earlier checkpoint is a resume onto the new graph: the same lookup,
 # approvals and output rules as runs.run_resume.
 from dashboard.services.runs import _cancel_pending_approvals, _checkpoint_of, output_at
-from dashboard.services.types import Actor, RunId
 from workflows import (
     CheckpointDecodeError,
     CheckpointMigration,
@@ -119,7 +118,9 @@ class VersionState:
         if self.current is None:
             return "its workflow is not registered any more"
         if self.unreadable:
-            return f"its latest checkpoint cannot be read by the deployed version: {self.unreadable}"
+            return (
+                f"its latest checkpoint cannot be read by the deployed version: {self.unreadable}"
+            )
         assert self.migration is not None
         return (
             f"version {short(self.version)} is no longer registered and the deployed version "
@@ -130,10 +131,10 @@ class VersionState:
 
 def version_state(run: WorkflowRun) -> VersionState:
     version = run_version(run)
-    if run.workflow_name not in registry.names():
+    if run.workflow_name not in catalog.names():
         return VersionState(version, None, registered=False)
-    current = registry.current_version(run.workflow_name)
-    if not version or version in registry.versions(run.workflow_name):
+    current = catalog.current_version(run.workflow_name)
+    if not version or version in catalog.versions(run.workflow_name):
         return VersionState(version, current, registered=True)
     checkpoint = run.latest_checkpoint
     if checkpoint is None:
@@ -157,7 +158,9 @@ def migration_preview(run: WorkflowRun, checkpoint_id: str) -> CheckpointMigrati
     try:
         return _check(run, _decoded(run, checkpoint))
     except CheckpointDecodeError as exc:
-        raise Conflict(f"checkpoint {checkpoint_id} cannot be read by the deployed version: {exc}") from None
+        raise Conflict(
+            f"checkpoint {checkpoint_id} cannot be read by the deployed version: {exc}"
+        ) from None
 
 
 # ------------------------------------------------------------------------------ the worker
@@ -173,8 +176,8 @@ def attempt_version(lease: Lease) -> str | None:
         run = fenced(lease)
         name = run.workflow_name
         version = run_version(run)
-        registered = registry.versions(name)  # UnknownWorkflowError: the worker fails the run
-        current = registry.current_version(name)
+        registered = catalog.versions(name)  # UnknownWorkflowError: the worker fails the run
+        current = catalog.current_version(name)
         if version in registered or run.latest_checkpoint is None:
             # Never executed yet (or on a registered version): it runs where it stands.
             chosen = version if version in registered else current
@@ -196,9 +199,15 @@ def _park(run: WorkflowRun, reason: str) -> None:
     set_status(run, RunStatus.NEEDS_MIGRATION, migration_reason=reason, attempts=0, lost_workers=0)
     run.save()
     record_events(run, [run_events.run_status(RunStatus.NEEDS_MIGRATION, reason=reason)])
-    audit.record(None, "needs_migration", run=run, target=f"run {run.pk}",
-                 checkpoint_before=run.latest_checkpoint_id, checkpoint_after=run.latest_checkpoint_id,
-                 details={"version": run_version(run), "reason": reason})
+    audit.record(
+        None,
+        "needs_migration",
+        run=run,
+        target=f"run {run.pk}",
+        checkpoint_before=run.latest_checkpoint_id,
+        checkpoint_after=run.latest_checkpoint_id,
+        details={"version": run_version(run), "reason": reason},
+    )
     transaction.on_commit(lambda: broadcast.broadcast_run_changed(run.pk), robust=True)
 
 
@@ -207,8 +216,8 @@ def park_runs_on_removed_versions() -> list[str]:
     so the run page and the lists say so before anyone decides their requests. Returns the
     parked runs' ids."""
     parked: list[str] = []
-    for name in registry.names():
-        registered = list(registry.versions(name))
+    for name in catalog.names():
+        registered = list(catalog.versions(name))
         candidates = (
             WorkflowRun.objects.filter(workflow_name=name, status=RunStatus.WAITING)
             .exclude(graph_version__in=[*registered, ""])
@@ -216,7 +225,11 @@ def park_runs_on_removed_versions() -> list[str]:
         )
         for run_id in list(candidates):
             with transaction.atomic():
-                run = WorkflowRun.objects.select_for_update().select_related("latest_checkpoint").get(pk=run_id)
+                run = (
+                    WorkflowRun.objects.select_for_update()
+                    .select_related("latest_checkpoint")
+                    .get(pk=run_id)
+                )
                 if run.status != RunStatus.WAITING:
                     continue
                 state = version_state(run)
@@ -257,11 +270,13 @@ def run_migrate(
         if run.status in (RunStatus.COMPLETED, RunStatus.CANCELLED):
             raise Conflict(f"run {run.pk} is {run.status}; only unfinished or failed runs migrate")
         _ensure_registered(run)
-        current = registry.current_version(run.workflow_name)
+        current = catalog.current_version(run.workflow_name)
         if run_version(run) == current:
             raise Conflict(f"run {run.pk} already runs on the current version {short(current)}")
         checkpoint = (
-            _checkpoint_of(run, checkpoint_id) if checkpoint_id is not None else run.latest_checkpoint
+            _checkpoint_of(run, checkpoint_id)
+            if checkpoint_id is not None
+            else run.latest_checkpoint
         )
         if checkpoint is None:
             # Never executed: it simply starts on the current version.
@@ -271,17 +286,44 @@ def run_migrate(
         else:
             new_lineage = checkpoint.pk != run.latest_checkpoint_id
             before = run.latest_checkpoint_id
-            moved_to = _move(run, checkpoint, user=user, new_lineage=new_lineage, discard=discard_unmatched)
-            set_status(run, RunStatus.QUEUED, attempts=0, lost_workers=0, migration_reason="",
-                       error_type="", error_message="", traceback="")
+            moved_to = _move(
+                run, checkpoint, user=user, new_lineage=new_lineage, discard=discard_unmatched
+            )
+            set_status(
+                run,
+                RunStatus.QUEUED,
+                attempts=0,
+                lost_workers=0,
+                migration_reason="",
+                error_type="",
+                error_message="",
+                traceback="",
+            )
             run.save()
-            audit.record(user, "migrate", run=run, target=f"run {run.pk}",
-                         checkpoint_before=before, checkpoint_after=moved_to.checkpoint_id,
-                         details={"to_version": current, "from_checkpoint": checkpoint.checkpoint_id,
-                                  "discarded": moved_to.metadata.get("discarded", [])})
-        record_events(run, [run_events.run_status(
-            RunStatus.QUEUED, by=username(user), action="migrate",
-            checkpoint_id=moved_to.checkpoint_id if moved_to else None)])
+            audit.record(
+                user,
+                "migrate",
+                run=run,
+                target=f"run {run.pk}",
+                checkpoint_before=before,
+                checkpoint_after=moved_to.checkpoint_id,
+                details={
+                    "to_version": current,
+                    "from_checkpoint": checkpoint.checkpoint_id,
+                    "discarded": moved_to.metadata.get("discarded", []),
+                },
+            )
+        record_events(
+            run,
+            [
+                run_events.run_status(
+                    RunStatus.QUEUED,
+                    by=username(user),
+                    action="migrate",
+                    checkpoint_id=moved_to.checkpoint_id if moved_to else None,
+                )
+            ],
+        )
         enqueue(run)
     return run
 
@@ -294,7 +336,9 @@ class BulkMigration:
     skipped: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
-def runs_migrate(run_ids: list[str], *, discard_unmatched: bool = False, user: Actor = None) -> BulkMigration:
+def runs_migrate(
+    run_ids: list[str], *, discard_unmatched: bool = False, user: Actor = None
+) -> BulkMigration:
     """Migrate each run from its latest checkpoint, one transaction per run, so one that
     cannot move is reported and never holds back the others."""
     authz.require(user, "migrate", target=f"{len(run_ids)} runs")
@@ -313,18 +357,20 @@ def runs_migrate(run_ids: list[str], *, discard_unmatched: bool = False, user: A
 
 
 def _ensure_registered(run: WorkflowRun) -> None:
-    if run.workflow_name not in registry.names():
-        raise Conflict(f"workflow {run.workflow_name!r} is not registered; there is nothing to migrate to")
+    if run.workflow_name not in catalog.names():
+        raise Conflict(
+            f"workflow {run.workflow_name!r} is not registered; there is nothing to migrate to"
+        )
 
 
 def _decoded(run: WorkflowRun, checkpoint: Checkpoint) -> WorkflowCheckpoint:
     # Building every registered version registers every type their checkpoints may hold.
-    registry.versions(run.workflow_name)
+    catalog.versions(run.workflow_name)
     return DjangoCheckpointStorage().decode(checkpoint.document)
 
 
 def _check(run: WorkflowRun, checkpoint: WorkflowCheckpoint) -> CheckpointMigration:
-    return check_checkpoint_migration(checkpoint, registry.describe(run.workflow_name))
+    return check_checkpoint_migration(checkpoint, catalog.describe(run.workflow_name))
 
 
 def _move(
@@ -335,16 +381,19 @@ def _move(
     try:
         source = _decoded(run, checkpoint)
     except CheckpointDecodeError as exc:
-        raise Conflict(f"checkpoint {checkpoint.checkpoint_id} cannot be read by the deployed version: {exc}") from None
+        raise Conflict(
+            f"checkpoint {checkpoint.checkpoint_id} cannot be read by the deployed version: {exc}"
+        ) from None
     lineage = uuid.uuid4().hex if new_lineage else None
     try:
         moved = migrate_checkpoint(
-            source, registry.describe(run.workflow_name), run_id=lineage, discard_unmatched=discard
+            source, catalog.describe(run.workflow_name), run_id=lineage, discard_unmatched=discard
         )
     except CheckpointMigrationError as exc:
         raise Conflict(
             f"the deployed version cannot continue run {run.pk} from checkpoint "
-            f"{checkpoint.checkpoint_id} without losing: " + "; ".join(exc.blockers)
+            f"{checkpoint.checkpoint_id} without losing: "
+            + "; ".join(exc.blockers)
             + ". Choose an earlier checkpoint, or discard what cannot be carried."
         ) from None
     previous_version = run_version(run)
@@ -364,20 +413,26 @@ def _move(
         approvals.approval_opened(run.approval_requests.create(**spec, checkpoint=row), run)
     if specs:
         transaction.on_commit(broadcast.broadcast_approvals_changed, robust=True)
-    record_events(run, [
-        run_events.run_migrated(
-            from_version=previous_version,
-            to_version=moved.graph_signature_hash,
-            checkpoint_id=row.checkpoint_id,
-            from_checkpoint_id=checkpoint.checkpoint_id,
-            changes=str(moved.metadata.get("changes", "")),
-            discarded=[str(item) for item in moved.metadata.get("discarded", [])],
-            by=username(user),
-        ),
-        run_events.checkpoint_marker(
-            str(moved.metadata["kind"]), moved.iteration_count, row.checkpoint_id, row.size_bytes,
-            len(moved.pending_request_info_events),
-        ),
-    ])
+    record_events(
+        run,
+        [
+            run_events.run_migrated(
+                from_version=previous_version,
+                to_version=moved.graph_signature_hash,
+                checkpoint_id=row.checkpoint_id,
+                from_checkpoint_id=checkpoint.checkpoint_id,
+                changes=str(moved.metadata.get("changes", "")),
+                discarded=[str(item) for item in moved.metadata.get("discarded", [])],
+                by=username(user),
+            ),
+            run_events.checkpoint_marker(
+                str(moved.metadata["kind"]),
+                moved.iteration_count,
+                row.checkpoint_id,
+                row.size_bytes,
+                len(moved.pending_request_info_events),
+            ),
+        ],
+    )
     transaction.on_commit(lambda: broadcast.broadcast_run_changed(run.pk), robust=True)
     return moved

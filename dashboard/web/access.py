@@ -19,7 +19,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
 if TYPE_CHECKING:
-    from dashboard.services.types import Actor
+    from dashboard.core.types import Actor
 
 __all__ = ["HtmxHttpRequest", "htmx_target", "page_view"]
 
@@ -97,11 +97,10 @@ def allowed_actions(user: Actor, workflow: str | None = None) -> dict[str, bool]
 def workflow_names(user: Actor, action: str = "view") -> list[str]:
     """The registered workflows ``user`` may ``action`` (a role granted for named workflows
     only shows those), for menus and filters."""
-    from dashboard import services
-    from dashboard.execution import registry
+    from dashboard import catalog, services
 
     visible = services.visible_workflows(user, action)
-    return [name for name in registry.names() if visible is None or name in visible]
+    return [name for name in catalog.names() if visible is None or name in visible]
 
 
 def _htmx_login(request: HtmxHttpRequest) -> HttpResponse:

@@ -3,7 +3,7 @@
 A page of the runs list repeats these components a hundred and fifty times; as template
 includes they were a third of the page's time (an include with three ``date`` filters costs
 about ten times the same markup built here). The templates stay the components' definition
-for every other use: tests/dashboard/test_page_queries.py renders both ways and requires the
+for every other use: tests/dashboard/web/test_page_queries.py renders both ways and requires the
 same HTML, so the two cannot drift apart.
 """
 
@@ -35,21 +35,29 @@ def time_html(
     if mode == "duration":
         if until is not None:
             return format_html(
-                '<span class="duration" data-duration-since="{}" data-duration-until="{}">{}</span>',
-                _iso(value), _iso(until), timesince(value, until),
+                '<span class="duration" data-duration-since="{}" '
+                'data-duration-until="{}">{}</span>',
+                _iso(value),
+                _iso(until),
+                timesince(value, until),
             )
         return format_html(
-            '<span class="duration" data-duration-since="{}">{}</span>', _iso(value), timesince(value)
+            '<span class="duration" data-duration-since="{}">{}</span>',
+            _iso(value),
+            timesince(value),
         )
     local = timezone.localtime(value)
     if mode == "absolute":
         return format_html(
             '<time class="timestamp" datetime="{}">{}</time>',
-            local.isoformat(), local.strftime("%Y-%m-%d %H:%M:%S"),
+            local.isoformat(),
+            local.strftime("%Y-%m-%d %H:%M:%S"),
         )
     return format_html(
         '<time class="timestamp" datetime="{}" data-relative title="{}">{}</time>',
-        local.isoformat(), local.strftime("%Y-%m-%d %H:%M:%S %Z"), local.strftime("%Y-%m-%d %H:%M"),
+        local.isoformat(),
+        local.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        local.strftime("%Y-%m-%d %H:%M"),
     )
 
 
@@ -60,5 +68,6 @@ def status_pill_html(status: str) -> SafeString:
     css = slugify(str(status)) or "unknown"
     return format_html(
         '<span class="pill status-{}"><span class="pill-dot" aria-hidden="true"></span>{}</span>',
-        css, capfirst(str(text)),
+        css,
+        capfirst(str(text)),
     )

@@ -13,8 +13,8 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 
 from dashboard import selectors
+from dashboard.core.types import Actor
 from dashboard.models import ApprovalRequest, ApprovalStatus, RunStatus, WorkflowRun
-from dashboard.services.types import Actor
 from dashboard.web.timefmt import ago
 
 __all__ = ["approval_conflict", "run_conflict"]
@@ -68,7 +68,8 @@ def approval_conflict(
     if claimer is not None and not _is(user, claimer):
         return (
             f"This request is already claimed by {claimer.get_username()} "
-            f"({ago(approval.claimed_at)}): only they can decide it, or give it back."
+            f"({ago(approval.claimed_at)}): only they can decide it or give it back, "
+            "unless you take it over."
         )
     run = approval.run
     if run.is_terminal:

@@ -1,34 +1,34 @@
 """Forms of the dashboard, most of them generated from a JSON schema.
 
 ``schema_form(schema, ...)`` turns the JSON schema of a workflow's input type or of a request's
-response type (``registry.value_schema``) into a Django form: one field per property, with the
+response type (``catalog.value_schema``) into a Django form: one field per property, with the
 property's type, bounds, choices, default and description. Properties too complex for a single
 input (nested objects, lists of objects) get a small JSON editor of their own, and a schema that
 is not an object at all, or an operator who prefers it, gets one raw JSON editor for the whole
 value. Either way the value is validated by the services, whose ``InputError``-style messages
 (``{"items.0.qty": "..."}``) are put back beside the field they name with ``apply_errors``.
+
+These are the pieces several pages use; a form of one page lives beside that page's views
+(``runs/forms.py``, ``approvals/forms.py``, ``operations/forms.py``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Any, ClassVar
+from typing import Any
 
 from django import forms
 from django.utils import timezone
 
-from dashboard.models import RunStatus
 from dashboard.services import validation
 
 __all__ = [
-    "ApprovalFilterForm",
-    "DecisionForm",
     "JsonField",
-    "RunFilterForm",
     "SchemaFieldsForm",
     "SchemaJsonForm",
     "apply_errors",
+    "day_start",
     "schema_form",
     "schema_is_simple",
 ]
@@ -258,6 +258,41 @@ class SchemaJsonForm(forms.Form):
         return {} if value is _OMIT else value
 
 
+def accepts_text(schema: dict[str, Any]) -> bool:
+    """Whether a plain string is one of the values the schema takes (an agent workflow's start,
+    ``str | Message | list[...]``), so that a person can type it as words, not as JSON."""
+    if not isinstance(schema, dict):
+        return False
+    options = schema.get("anyOf")
+    if isinstance(options, list):
+        return any(isinstance(o, dict) and o.get("type") == "string" for o in options)
+    return schema.get("type") == "string" and schema.get("format") != "binary"
+
+
+class SchemaTextForm(SchemaJsonForm):
+    """A message typed as text, for a value that may be a plain string; the JSON editor (by
+    choice) still takes the other shapes."""
+
+    mode = "form"
+
+    def __init__(
+        self, schema: dict[str, Any], *args: Any, defaults: Any = None, **kwargs: Any
+    ) -> None:
+        super().__init__(schema, *args, defaults=None, **kwargs)
+        self.fields["json"] = forms.CharField(
+            label="Message",
+            required=True,
+            strip=True,
+            widget=forms.Textarea(attrs={"rows": 5, "spellcheck": "true"}),
+            help_text=(schema or {}).get("description")
+            or "What to ask: the workflow's agents read it as the user's message.",
+            initial=defaults if isinstance(defaults, str) else None,
+        )
+
+    def value(self) -> Any:
+        return self.cleaned_data.get("json") or ""
+
+
 def schema_form(
     schema: dict[str, Any],
     *,
@@ -268,6 +303,8 @@ def schema_form(
     defaults: Any = None,
 ) -> SchemaFieldsForm | SchemaJsonForm:
     """A fields form for an object schema (unless ``mode == "json"``), else a JSON editor."""
+    if mode != "json" and accepts_text(schema):
+        return SchemaTextForm(schema, data, prefix=prefix, defaults=defaults)
     if mode != "json" and schema_is_simple(schema):
         field_defaults = defaults if isinstance(defaults, dict) else None
         return SchemaFieldsForm(
@@ -290,94 +327,9 @@ def apply_errors(form: forms.Form, errors: dict[str, str]) -> None:
             form.add_error(None, f"{path}: {message}" if path != "__root__" else str(message))
 
 
-# ------------------------------------------------------------------------------ filters
-
-
-class RunFilterForm(forms.Form):
-    """The runs list's filters (GET); invalid values are ignored, not errors."""
-
-    SORTS = (("-created", "Newest first"), ("created", "Oldest first"))
-
-    q = forms.CharField(required=False, max_length=200, label="Search")
-    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *RunStatus.choices])
-    workflow = forms.ChoiceField(required=False, choices=[("", "Any workflow")])
-    created_from = forms.DateField(
-        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
-    )
-    created_to = forms.DateField(
-        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
-    )
-    sort = forms.ChoiceField(required=False, choices=SORTS)
-    executor = forms.ChoiceField(required=False, label="Held up by", choices=[("", "Any executor")])
-
-    def __init__(
-        self, *args: Any, workflows: list[str], executors: list[str] | None = None, **kwargs: Any
-    ) -> None:
-        super().__init__(*args, **kwargs)
-        workflow = self.fields["workflow"]
-        assert isinstance(workflow, forms.ChoiceField)
-        workflow.choices = [("", "Any workflow"), *[(w, w) for w in workflows]]
-        executor = self.fields["executor"]
-        assert isinstance(executor, forms.ChoiceField)
-        executor.choices = [("", "Any executor"), *[(e, e) for e in executors or []]]
-        self.fields["q"].widget.attrs.update(
-            {"placeholder": "Run id, or text in the input, output or error", "type": "search"}
-        )
-
-    def value(self, name: str) -> Any:
-        """A filter's cleaned value, or None when it is absent or invalid."""
-        self.is_valid()
-        return getattr(self, "cleaned_data", {}).get(name)
-
-
 def day_start(day: dt.date | None, *, plus_days: int = 0) -> dt.datetime | None:
     """Midnight of ``day`` in the current time zone (the date inputs mean local days)."""
     if day is None:
         return None
     moment = dt.datetime.combine(day + dt.timedelta(days=plus_days), dt.time())
     return timezone.make_aware(moment)
-
-
-class ApprovalFilterForm(forms.Form):
-    AGES = (
-        ("", "Any age"),
-        ("5m", "Older than 5 minutes"),
-        ("1h", "Older than 1 hour"),
-        ("1d", "Older than 1 day"),
-        ("7d", "Older than 7 days"),
-    )
-    AGE_DELTAS: ClassVar[dict[str, dt.timedelta]] = {
-        "5m": dt.timedelta(minutes=5),
-        "1h": dt.timedelta(hours=1),
-        "1d": dt.timedelta(days=1),
-        "7d": dt.timedelta(days=7),
-    }
-
-    workflow = forms.ChoiceField(required=False, choices=[("", "Any workflow")])
-    age = forms.ChoiceField(required=False, choices=AGES)
-
-    def __init__(self, *args: Any, workflows: list[str], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        workflow = self.fields["workflow"]
-        assert isinstance(workflow, forms.ChoiceField)
-        workflow.choices = [("", "Any workflow"), *[(w, w) for w in workflows]]
-
-    def cleaned(self) -> dict[str, Any]:
-        self.is_valid()
-        data = getattr(self, "cleaned_data", {})
-        return {name: data.get(name) or "" for name in self.fields if name not in self.errors}
-
-
-# ------------------------------------------------------------------------------ actions
-
-
-class DecisionForm(forms.Form):
-    """The reason an approver gives with Approve or Reject."""
-
-    decision = forms.ChoiceField(choices=[("approve", "Approve"), ("reject", "Reject")])
-    reason = forms.CharField(
-        required=False,
-        max_length=2000,
-        widget=forms.Textarea(attrs={"rows": 2}),
-        help_text="Recorded with the decision and shown in the archive.",
-    )

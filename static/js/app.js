@@ -18,6 +18,8 @@
  *   button[data-json-format=id]      pretty-print that textarea
  *   [data-dismiss]                   close the enclosing toast (others leave by themselves)
  *   a[href="#id"]                    also opens the closed <details> in that section
+ *   button[data-nav-toggle]          opens and folds the main navigation on a phone
+ *   details[data-open-wide]          open on wide screens, folded on phones
  */
 (function () {
   "use strict";
@@ -190,6 +192,37 @@
     });
   });
 
+  // The main navigation on a phone: a Menu button folds the links away (app.css shows them
+  // again on wide screens, and hides the button there). Shown only once this script runs, so
+  // that without it the links stay reachable in their scrolling row.
+  document.querySelectorAll("[data-nav-toggle]").forEach(function (button) {
+    var links = document.getElementById(button.getAttribute("aria-controls"));
+    if (!links) return;
+    function setOpen(open) { button.setAttribute("aria-expanded", open ? "true" : "false"); }
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      setOpen(button.getAttribute("aria-expanded") !== "true");
+    });
+    document.addEventListener("click", function (event) {
+      if (!button.contains(event.target) && !links.contains(event.target)) setOpen(false);
+    });
+    document.addEventListener("keydown", function (event) {
+      if (event.key !== "Escape" || button.getAttribute("aria-expanded") !== "true") return;
+      setOpen(false);
+      button.focus();
+    });
+  });
+
+  // details[data-open-wide]: folded on a phone (a page of filters before the first row), open
+  // on a wide screen; a window that crosses the width (a turned tablet) folds or opens them.
+  // Folding hides, never resets, the fields inside, so their values go with the next submit.
+  var wide = window.matchMedia("(min-width: 720px)");
+  function foldNarrow() {
+    document.querySelectorAll("details[data-open-wide]").forEach(function (fold) { fold.open = wide.matches; });
+  }
+  if (wide.matches) foldNarrow();
+  wide.addEventListener("change", foldNarrow);
+
   // ---------------------------------------------------------------------------------------------
   // Confirmation dialogs
   // ---------------------------------------------------------------------------------------------
@@ -228,7 +261,13 @@
         var field = fields[i];
         if (field.form !== form) continue;
         var missing = field.hasAttribute("data-required") && field.value.trim() === "";
-        field.setCustomValidity(missing ? "Please fill in this field." : "");
+        showRequired(field, missing);
+        if (missing) {
+          // Said under the field, in the page's words, not in the browser's passing bubble.
+          event.preventDefault();
+          field.focus();
+          return;
+        }
         if (!field.checkValidity()) {
           event.preventDefault();
           field.reportValidity();
@@ -258,6 +297,40 @@
     dialog.addEventListener("close", onClose);
     dialog.showModal();
   }
+
+  // A required reason left empty: its message (data-required-message) shows until it is filled.
+  function showRequired(field, missing) {
+    var message = field.parentElement && field.parentElement.querySelector("[data-required-message]");
+    field.setAttribute("aria-invalid", missing ? "true" : "false");
+    var holder = field.closest(".field");
+    if (holder) holder.classList.toggle("has-error", missing);
+    if (message) message.hidden = !missing;
+  }
+  document.addEventListener("input", function (event) {
+    var field = event.target;
+    if (field instanceof HTMLTextAreaElement && field.hasAttribute("data-required")) {
+      if (field.value.trim() !== "") showRequired(field, false);
+    }
+  });
+  // Other forms (a page's own, the fork's confirmation) check their required reasons as they
+  // are sent; a button marked formnovalidate (the fork's "Review") sends without them.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!(form instanceof HTMLFormElement) || form.hasAttribute("data-confirm")) return;
+    if (event.submitter && event.submitter.hasAttribute("formnovalidate")) return;
+    for (var i = 0; i < form.elements.length; i++) {
+      var field = form.elements[i];
+      if (!(field instanceof HTMLTextAreaElement) || !field.hasAttribute("data-required")) continue;
+      var missing = field.value.trim() === "";
+      showRequired(field, missing);
+      if (missing) {
+        event.preventDefault();
+        event.stopImmediatePropagation();
+        field.focus();
+        return;
+      }
+    }
+  }, true);
 
   function byIdSelector(selector) {
     if (typeof selector !== "string" || selector.charAt(0) !== "#") return null;
@@ -393,25 +466,54 @@
     return wrap;
   }
 
+  // dashboard/web/diff_values.py's tree() names a model's class in a "$model" entry, and
+  // doubles the "$" of a data key that starts with one, so data cannot pass for the marker.
+  // The class is shown as a badge beside the value and the doubled "$" is undone: no codec
+  // marker is ever shown to the operator as if it were a key.
+  var MODEL = "$model";
+
+  function modelName(value) {
+    if (typeOf(value) !== "object" || typeof value[MODEL] !== "string") return null;
+    return value[MODEL];
+  }
+
+  function entries(value) {
+    if (Array.isArray(value)) return value.map(function (item, i) { return [String(i), item, i]; });
+    return Object.keys(value).filter(function (key) { return key !== MODEL; }).map(function (key) {
+      var shown = key.charAt(0) === "$" && key.charAt(1) === "$" ? key.slice(1) : key;
+      return [shown, value[key], shown];
+    });
+  }
+
+  function typeBadge(name) {
+    var badge = el("span", "badge json-type", name.split(".").pop());
+    badge.title = name;
+    return badge;
+  }
+
   function summaryText(value) {
-    return Array.isArray(value) ? "[" + value.length + "]" : "{" + Object.keys(value).length + "}";
+    return Array.isArray(value) ? "[" + value.length + "]" : "{" + entries(value).length + "}";
   }
 
   function buildNode(label, value, path, depth, openDepth) {
     var type = typeOf(value);
     var isContainer = type === "object" || type === "array";
-    var empty = isContainer && (type === "array" ? value.length === 0 : Object.keys(value).length === 0);
+    var model = modelName(value);
+    var empty = isContainer && entries(value).length === 0;
     if (!isContainer || empty) {
       var leaf = el("div", "json-leaf");
       leaf.setAttribute("data-path", path);
-      leaf.append(keyButton(label, path), el("span", "json-colon", ": "),
-        empty ? el("span", "json-value json-empty", type === "array" ? "[]" : "{}") : scalarNode(value));
+      leaf.append(keyButton(label, path), el("span", "json-colon", ": "));
+      if (model !== null) leaf.append(typeBadge(model), " ");
+      leaf.append(empty ? el("span", "json-value json-empty", type === "array" ? "[]" : "{}") : scalarNode(value));
       return leaf;
     }
     var details = el("details", "json-node");
     details.setAttribute("data-path", path);
     var summary = el("summary");
-    summary.append(keyButton(label, path), el("span", "json-meta", " " + summaryText(value)));
+    summary.append(keyButton(label, path));
+    if (model !== null) summary.append(" ", typeBadge(model));
+    summary.append(el("span", "json-meta", " " + summaryText(value)));
     details.appendChild(summary);
     // Children are built on first open: a checkpoint can hold thousands of items, and most
     // operators look at a handful of them.
@@ -420,15 +522,10 @@
       if (filled) return;
       filled = true;
       var children = el("div", "json-children");
-      if (Array.isArray(value)) {
-        value.forEach(function (item, i) {
-          children.appendChild(buildNode(String(i), item, childPath(path, i, true), depth + 1, openDepth));
-        });
-      } else {
-        Object.keys(value).forEach(function (key) {
-          children.appendChild(buildNode(key, value[key], childPath(path, key, false), depth + 1, openDepth));
-        });
-      }
+      var isArray = Array.isArray(value);
+      entries(value).forEach(function (entry) {
+        children.appendChild(buildNode(entry[0], entry[1], childPath(path, entry[2], isArray), depth + 1, openDepth));
+      });
       details.appendChild(children);
     };
     fillers.set(details, fill);

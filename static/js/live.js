@@ -3,7 +3,7 @@
  *
  * The extension opens each [hx-ext="ws"][ws-connect] element's socket, reconnects after an
  * abnormal close, and swaps every element of a message out of band (hx-swap-oob): the server
- * sends HTML rendered from the pages' own templates (dashboard/web/live_fragments.py). Left here:
+ * sends HTML rendered from the pages' own templates (dashboard/web/live/fragments.py). Left here:
  *   - resume: a sequenced stream's element keeps data-last-seq (the page renders the value it was
  *     built from); every (re)connect asks for what came after it, as ?after=N;
  *   - repeats: a message led by an element with data-seq="N", N <= data-last-seq, is dropped;

@@ -126,7 +126,8 @@ def _clear_checkpoints() -> None:
 
     with connection.cursor() as cursor:
         cursor.execute(
-            "TRUNCATE dashboard_checkpointblobuse, dashboard_checkpoint, dashboard_checkpointblob CASCADE"
+            "TRUNCATE dashboard_checkpointblobuse, dashboard_checkpoint, dashboard_checkpointblob"
+            " CASCADE"
         )
 
 
@@ -399,7 +400,8 @@ def bench_live(processes: Processes, live_runs: int) -> dict[str, Any]:
         "max_ms": ms[-1],
     }
     _progress(
-        f"  live: {len(ms)} superstep events, p50 {result['p50_ms']:.1f} ms, p95 {result['p95_ms']:.1f} ms"
+        f"  live: {len(ms)} superstep events, p50 {result['p50_ms']:.1f} ms, "
+        f"p95 {result['p95_ms']:.1f} ms"
     )
     return result
 
@@ -421,22 +423,26 @@ def report(storage: list[dict[str, Any]], throughput: dict[str, Any], live: dict
         print(
             f"   {row['size']:>7} {row['supersteps']:>10} {row['storage_us_per_superstep']:>16.0f} "
             f"{row['raw_insert_us']:>14.0f} {row['ratio']:>6.2f} {'PASS' if passed else 'FAIL':>7} "
-            f"{row['best_vs_best_ratio']:>9.2f} {row['bytes_sent_per_checkpoint']:>12.0f} {row['db_record_bytes_per_checkpoint']:>14.0f} "
+            f"{row['best_vs_best_ratio']:>9.2f} {row['bytes_sent_per_checkpoint']:>12.0f} "
+            f"{row['db_record_bytes_per_checkpoint']:>14.0f} "
             f"{row['db_blob_rows']:>10}"
         )
     print(
-        "   ratio = storage supersteps/s over raw jsonb INSERT+COMMIT/s of the full checkpoint JSON, "
-        f"median of rounds each bracketed by raw INSERTs (target >= {TARGET_RATIO}); medians shown;\n"
+        "   ratio = storage supersteps/s over raw jsonb INSERT+COMMIT/s of the full checkpoint "
+        "JSON, median of rounds each bracketed by raw INSERTs "
+        f"(target >= {TARGET_RATIO}); medians shown;\n"
         "   best/best = best storage round against best raw round; the 64 KiB state is one blob "
         "row for all checkpoints"
     )
     print("\n2. Two celery workers (--pool solo), refund runs with work_ms=0")
     print(
-        f"   {throughput['completed']}/{throughput['runs']} completed in {throughput['seconds']:.2f} s"
+        f"   {throughput['completed']}/{throughput['runs']} completed"
+        f" in {throughput['seconds']:.2f} s"
         f" = {throughput['runs_per_minute']:.0f} runs/minute"
     )
     print(
-        "\n3. Superstep commit -> event at a websocket client (Daphne, channels-redis, session cookie)"
+        "\n3. Superstep commit -> event at a websocket client"
+        " (Daphne, channels-redis, session cookie)"
     )
     print(
         f"   {live['events']} events: p50 {live['p50_ms']:.1f} ms, p95 {live['p95_ms']:.1f} ms, "

@@ -122,14 +122,23 @@ def main() -> int:
     print(json.dumps(report, indent=2))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
-    ok = report["seconds"] < TARGET_SECONDS and report["longest_transaction_seconds"] < TARGET_TRANSACTION_SECONDS
-    print(f"\n{args.runs} runs cancelled in {report['seconds']:.2f} s (target < {TARGET_SECONDS:.0f} s), "
-          f"{report['ms_per_run']:.1f} ms a run; longest transaction {report['longest_transaction_seconds'] * 1000:.0f} ms "
-          f"(target < {TARGET_TRANSACTION_SECONDS * 1000:.0f} ms): {'ok' if ok else 'MISSED'}")
+    ok = (
+        report["seconds"] < TARGET_SECONDS
+        and report["longest_transaction_seconds"] < TARGET_TRANSACTION_SECONDS
+    )
+    print(
+        f"\n{args.runs} runs cancelled in {report['seconds']:.2f} s "
+        f"(target < {TARGET_SECONDS:.0f} s), "
+        f"{report['ms_per_run']:.1f} ms a run; longest transaction "
+        f"{report['longest_transaction_seconds'] * 1000:.0f} ms "
+        f"(target < {TARGET_TRANSACTION_SECONDS * 1000:.0f} ms): {'ok' if ok else 'MISSED'}"
+    )
     return 0 if ok else 1
 
 
-def _measure(runs: int, url: str, env: dict[str, str], workers: list[subprocess.Popen[bytes]]) -> dict[str, Any]:
+def _measure(
+    runs: int, url: str, env: dict[str, str], workers: list[subprocess.Popen[bytes]]
+) -> dict[str, Any]:
     import uuid
 
     from django.contrib.auth.models import Group, User
@@ -143,8 +152,14 @@ def _measure(runs: int, url: str, env: dict[str, str], workers: list[subprocess.
     now = timezone.now()
     WorkflowRun.objects.bulk_create(
         [
-            WorkflowRun(workflow_name="squares", input={"limit": 3}, status=RunStatus.WAITING,
-                        engine_run_id=uuid.uuid4().hex, created_at=now, started_at=now)
+            WorkflowRun(
+                workflow_name="squares",
+                input={"limit": 3},
+                status=RunStatus.WAITING,
+                engine_run_id=uuid.uuid4().hex,
+                created_at=now,
+                started_at=now,
+            )
             for _ in range(runs)
         ],
         batch_size=1000,
@@ -152,10 +167,24 @@ def _measure(runs: int, url: str, env: dict[str, str], workers: list[subprocess.
     ids = [str(pk) for pk in WorkflowRun.objects.values_list("pk", flat=True)]
 
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "dashboard", "worker", "--pool", "solo",
-         "--loglevel", "WARNING", "--without-mingle", "--without-gossip",
-         "--hostname", f"bulk-bench-{os.getpid()}@%h"],
-        cwd=REPO, env=env,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "dashboard",
+            "worker",
+            "--pool",
+            "solo",
+            "--loglevel",
+            "WARNING",
+            "--without-mingle",
+            "--without-gossip",
+            "--hostname",
+            f"bulk-bench-{os.getpid()}@%h",
+        ],
+        cwd=REPO,
+        env=env,
     )
     workers.append(worker)
     time.sleep(3)  # the worker connects to the broker before the task is published

@@ -527,7 +527,8 @@ def report(
             f"{' '.join(f'{r:.3f}' for r in fs.pair_ratios):>21} ({fs.paired_ratio:.3f})"
         )
     print(
-        f"(write mean: the best mean of the rounds of {2 * max(1, args.fsync_writes // 2)} writes, half just "
+        "(write mean: the best mean of the rounds of "
+        f"{2 * max(1, args.fsync_writes // 2)} writes, half just "
         "before and half just after each timed file-storage run; median and p99 over all of "
         "them; paired ratio: that run's time per superstep / the mean of its own round)"
     )

@@ -56,12 +56,19 @@ def _environment(
 ) -> dict[str, str]:
     """Production settings as the README's table sets them: DEBUG off, both service URLs
     (with ``profile``, the web server profiles itself into that folder: web_profile.py)."""
-    profiling = {
-        "DJANGO_SETTINGS_MODULE": "web_profile_settings",
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent),
-                                                    os.environ.get("PYTHONPATH", "")])),
-        "SUPERSTEP_WEB_PROFILE_DIR": str(profile),
-    } if profile else {}
+    profiling = (
+        {
+            "DJANGO_SETTINGS_MODULE": "web_profile_settings",
+            "PYTHONPATH": os.pathsep.join(
+                filter(
+                    None, [str(Path(__file__).resolve().parent), os.environ.get("PYTHONPATH", "")]
+                )
+            ),
+            "SUPERSTEP_WEB_PROFILE_DIR": str(profile),
+        }
+        if profile
+        else {}
+    )
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "dashboard.config.settings",
@@ -82,12 +89,37 @@ def _environment(
 def _server_command(args: argparse.Namespace, port: int) -> list[str]:
     """The HTTP server as the README's production recipe runs it."""
     if args.server == "daphne":
-        return [sys.executable, "-m", "daphne", "--proxy-headers", "-b", "127.0.0.1",
-                "-p", str(port), "dashboard.config.asgi:application"]
-    return [sys.executable, "-m", "uvicorn", "--host", "127.0.0.1", "--port", str(port),
-            "--workers", str(args.web_workers), "--proxy-headers", "--ws", "websockets-sansio",
-            "--ws-max-size", "65536", "--lifespan", "off", "--no-access-log",
-            "dashboard.config.asgi:application"]
+        return [
+            sys.executable,
+            "-m",
+            "daphne",
+            "--proxy-headers",
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "dashboard.config.asgi:application",
+        ]
+    return [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        str(args.web_workers),
+        "--proxy-headers",
+        "--ws",
+        "websockets-sansio",
+        "--ws-max-size",
+        "65536",
+        "--lifespan",
+        "off",
+        "--no-access-log",
+        "dashboard.config.asgi:application",
+    ]
 
 
 def _prepare(users: int, seed: int) -> dict[str, Any]:
@@ -148,7 +180,7 @@ def _api_token() -> str:
 def _deployment(args: argparse.Namespace, logs: Path) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """The database, Redis, the worker and the HTTP server; yields the server's and the
     database's URLs and what ``_prepare`` made."""
-    from tests.dashboard.stack import RedisServer, Stack, answers, free_port, wait_for
+    from tests.helpers.stack import RedisServer, Stack, answers, free_port, wait_for
 
     database_url = create_database(SERVER_URL, "superstep_load")
     redis = RedisServer(logs)
@@ -160,13 +192,30 @@ def _deployment(args: argparse.Namespace, logs: Path) -> Iterator[tuple[str, str
         )
         prepared = subprocess.run(
             [sys.executable, __file__, "--prepare", str(args.users), str(args.seed_runs)],
-            env=stack.env, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+            env=stack.env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
         )
         if prepared.returncode != 0:
             raise RuntimeError(f"preparing the database failed:\n{prepared.stderr[-3000:]}")
-        worker = stack.start("worker", sys.executable, "-m", "celery", "-A", "dashboard", "worker",
-                    "--concurrency", "1", "--loglevel", "WARNING", "--without-mingle",
-                    "--without-gossip")
+        worker = stack.start(
+            "worker",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "dashboard",
+            "worker",
+            "--concurrency",
+            "1",
+            "--loglevel",
+            "WARNING",
+            "--without-mingle",
+            "--without-gossip",
+        )
         port = free_port()
         web = stack.start("web", *_server_command(args, port))
         base_url = f"http://127.0.0.1:{port}"
@@ -200,9 +249,11 @@ async def _load(
         )
         for index, cookie in enumerate(prepared["cookies"]):
             group.create_task(listen(client, cookie, base_url, deadline, tally))
-            group.create_task(browse(
-                client, cookie, random.Random(index), deadline, targets, tally, think=args.think
-            ))
+            group.create_task(
+                browse(
+                    client, cookie, random.Random(index), deadline, targets, tally, think=args.think
+                )
+            )
     return tally
 
 
@@ -210,21 +261,52 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=50, help="operators at once (default 50)")
     parser.add_argument("--duration", type=float, default=300, help="seconds (default 300)")
-    parser.add_argument("--think", type=float, nargs=2, default=(0.2, 1.0), metavar=("MIN", "MAX"),
-                        help="seconds between one user's clicks (default 0.2 1.0)")
-    parser.add_argument("--server", choices=("uvicorn", "daphne"), default="uvicorn",
-                        help="uvicorn: the production recipe; daphne: one process, as before")
-    parser.add_argument("--web-workers", type=int, default=os.cpu_count() or 2,
-                        help="uvicorn worker processes (default: one per CPU)")
-    parser.add_argument("--pool", type=int, default=8,
-                        help="DATABASE_POOL_SIZE of every process (default 8, the recipe's; 0: none)")
-    parser.add_argument("--seed-runs", type=int, default=SEEDED_RUNS,
-                        help=f"finished runs in the database first (default {SEEDED_RUNS})")
-    parser.add_argument("--start-every", type=float, default=2.0,
-                        help="seconds between runs started through the API meanwhile (default 2)")
+    parser.add_argument(
+        "--think",
+        type=float,
+        nargs=2,
+        default=(0.2, 1.0),
+        metavar=("MIN", "MAX"),
+        help="seconds between one user's clicks (default 0.2 1.0)",
+    )
+    parser.add_argument(
+        "--server",
+        choices=("uvicorn", "daphne"),
+        default="uvicorn",
+        help="uvicorn: the production recipe; daphne: one process, as before",
+    )
+    parser.add_argument(
+        "--web-workers",
+        type=int,
+        default=os.cpu_count() or 2,
+        help="uvicorn worker processes (default: one per CPU)",
+    )
+    parser.add_argument(
+        "--pool",
+        type=int,
+        default=8,
+        help="DATABASE_POOL_SIZE of every process (default 8, the recipe's; 0: none)",
+    )
+    parser.add_argument(
+        "--seed-runs",
+        type=int,
+        default=SEEDED_RUNS,
+        help=f"finished runs in the database first (default {SEEDED_RUNS})",
+    )
+    parser.add_argument(
+        "--start-every",
+        type=float,
+        default=2.0,
+        help="seconds between runs started through the API meanwhile (default 2)",
+    )
     parser.add_argument("--timeout", type=float, default=30.0, help="per request, seconds")
-    parser.add_argument("--profile", type=Path, default=None, metavar="DIR",
-                        help="each web process writes its cProfile stats here (web_profile.py)")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="each web process writes its cProfile stats here (web_profile.py)",
+    )
     return parser.parse_args(argv)
 
 
@@ -240,8 +322,10 @@ def main(argv: list[str] | None = None) -> int:
     ):
         server = f"uvicorn x{args.web_workers}" if args.server == "uvicorn" else "daphne"
         server += f", database pool {args.pool}" if args.pool else ", no database pool"
-        print(f"{args.users} users for {args.duration:.0f} s against {server} at {base_url}",
-              flush=True)
+        print(
+            f"{args.users} users for {args.duration:.0f} s against {server} at {base_url}",
+            flush=True,
+        )
         shares = CpuShares(prepared["roots"])
         shares.start()
         tally = asyncio.run(_load(args, base_url, database_url, prepared))

@@ -111,21 +111,32 @@ class Tally:
         for page, times in rows:
             errors = sum(self.errors.values()) if page == "overall" else self.errors[page]
             p50, p95, p99 = (_percentile(times, share) for share in (0.50, 0.95, 0.99))
-            out.write(f"{page:<{width}}  {len(times):>8}  {errors:>6}  {p50:8.1f}  {p95:8.1f}"
-                      f"  {p99:8.1f}\n")
+            out.write(
+                f"{page:<{width}}  {len(times):>8}  {errors:>6}  {p50:8.1f}  {p95:8.1f}"
+                f"  {p99:8.1f}\n"
+            )
         minutes: dict[int, list[float]] = defaultdict(list)
         for at, millis in self.timeline:
             minutes[int(at // 60)].append(millis)
         if len(minutes) > 1:
-            out.write("\nby minute: " + ", ".join(
-                f"{minute + 1}: p50 {_percentile(times, 0.5):.0f} p95 {_percentile(times, 0.95):.0f}"
-                for minute, times in sorted(minutes.items())
-            ) + " ms\n")
-        out.write(f"\n{len(every)} requests in {duration:.0f} s ({len(every) / duration:.1f}/s), "
-                  f"error rate {self.error_rate():.3%}\n")
-        out.write(f"live: {self.sockets} websockets opened, {self.live_messages} messages received, "
-                  f"{len(self.socket_errors)} failed or ended{': ' if self.socket_errors else ''}"
-                  f"{'; '.join(sorted(set(self.socket_errors))[:3])}\n")
+            out.write(
+                "\nby minute: "
+                + ", ".join(
+                    f"{minute + 1}: p50 {_percentile(times, 0.5):.0f} "
+                    f"p95 {_percentile(times, 0.95):.0f}"
+                    for minute, times in sorted(minutes.items())
+                )
+                + " ms\n"
+            )
+        out.write(
+            f"\n{len(every)} requests in {duration:.0f} s ({len(every) / duration:.1f}/s), "
+            f"error rate {self.error_rate():.3%}\n"
+        )
+        out.write(
+            f"live: {self.sockets} websockets opened, {self.live_messages} messages received, "
+            f"{len(self.socket_errors)} failed or ended{': ' if self.socket_errors else ''}"
+            f"{'; '.join(sorted(set(self.socket_errors))[:3])}\n"
+        )
 
 
 def _percentile(values: list[float], share: float) -> float:
@@ -149,8 +160,12 @@ def _url(page: str, rng: random.Random, targets: Targets) -> tuple[str, dict[str
     if page == "checkpoint detail" and targets.checkpoints:
         run_id, checkpoint_id = rng.choice(targets.checkpoints)
         return f"/runs/{run_id}/checkpoints/{checkpoint_id}/", {}
-    fixed = {"approval inbox": "/approvals/", "storage": "/storage/", "api: runs": "/api/runs/",
-             "api: run": f"/api/runs/{run}/"}
+    fixed = {
+        "approval inbox": "/approvals/",
+        "storage": "/storage/",
+        "api: runs": "/api/runs/",
+        "api: run": f"/api/runs/{run}/",
+    }
     return fixed.get(page, "/"), {}
 
 
@@ -172,8 +187,9 @@ async def browse(
         began = time.perf_counter()
         problem: str | None = None
         try:
-            async with client.get(url, headers={"Cookie": cookie, **headers},
-                                  allow_redirects=False) as response:
+            async with client.get(
+                url, headers={"Cookie": cookie, **headers}, allow_redirects=False
+            ) as response:
                 await response.read()
                 if response.status != 200:
                     problem = f"HTTP {response.status} for {url}"

@@ -11,7 +11,7 @@ Use a database of its own, e.g.
 ``DATABASE_URL=postgres://postgres@127.0.0.1:5432/superstep_bench DEBUG=1 \
 .venv/bin/python tests/bench/pages_bench.py --runs 100000``. The script sets up Django itself
 (``DJANGO_SETTINGS_MODULE`` defaults to ``dashboard.config.settings``) with the demo app's
-workflows (``SUPERSTEP_DEMO=1``); tests/dashboard/test_web_bench.py calls ``bench_pages()``.
+workflows (``SUPERSTEP_DEMO=1``); tests/dashboard/web/test_web_bench.py calls ``bench_pages()``.
 """
 
 from __future__ import annotations
@@ -273,6 +273,7 @@ def _pages(real: dict[str, WorkflowRun]) -> list[tuple[str, str]]:
         ("storage", "/storage/"),
     ]
     return pages
+
 
 def _timings(
     user: Any, real: dict[str, WorkflowRun], repeat: int

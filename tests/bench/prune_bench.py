@@ -86,14 +86,16 @@ def setup_django(url: str) -> None:
 # ------------------------------------------------------------------------------------ seeding
 
 # Run n (1..runs): id md5('run'||n)::uuid; checkpoint s (0..per_run-1): 'r<n>-s<s>'.
-SEED_SQL = """
+SEED_SQL = (
+    """
 INSERT INTO dashboard_workflowrun (
     id, workflow_name, status, input, output, error_message, error_type, traceback,
     current_superstep, engine_run_id, created_at, started_at, finished_at, updated_at,
     attempts, lease_owner, fencing_epoch, last_event_seq, on_hold, hold_reason)
 SELECT md5('run' || n)::uuid, 'bench-refund', 'completed', '{}'::jsonb, '{"ok": true}'::jsonb,
        '', '', '', %(last)s, 'lineage-' || n, %(t0)s::timestamptz, %(t0)s::timestamptz,
-       %(t0)s::timestamptz + interval '1 minute' * %(per_run)s, %(t0)s::timestamptz + interval '1 minute' * %(per_run)s,
+       %(t0)s::timestamptz + interval '1 minute' * %(per_run)s, """
+    """%(t0)s::timestamptz + interval '1 minute' * %(per_run)s,
        0, '', 1, 0, false, ''
 FROM generate_series(1, %(runs)s) AS n;
 
@@ -106,14 +108,18 @@ SELECT 'r' || n || '-s' || s, md5('run' || n)::uuid, 'lineage-' || n, 'bench-ref
        jsonb_build_object('checkpoint_id', 'r' || n || '-s' || s, 'run_id', 'lineage-' || n,
                           'iteration_count', s, 'state', jsonb_build_object('refund', s * 5),
                           'blob_refs', CASE WHEN s < 10
-                              THEN jsonb_build_array(jsonb_build_array(jsonb_build_array('graph_signature'), 'sha256:graph-signature'),
-                                                     jsonb_build_array(jsonb_build_array('state', 'items'), 'sha256:run-' || n))
-                              ELSE jsonb_build_array(jsonb_build_array(jsonb_build_array('graph_signature'), 'sha256:graph-signature')) END,
+                              THEN jsonb_build_array("""
+    """jsonb_build_array(jsonb_build_array('graph_signature'), 'sha256:graph-signature'),
+                                                     jsonb_build_array("""
+    """jsonb_build_array('state', 'items'), 'sha256:run-' || n))
+                              ELSE jsonb_build_array("""
+    """jsonb_build_array(jsonb_build_array('graph_signature'), 'sha256:graph-signature')) END,
                           'pending_request_ids', '[]'::jsonb),
        240, 0, %(t0)s::timestamptz + interval '1 minute' * s, false
 FROM generate_series(1, %(runs)s) AS n, generate_series(0, %(last)s) AS s;
 
-UPDATE dashboard_workflowrun SET latest_checkpoint_id = 'r' || substr(engine_run_id, 9) || '-s' || %(last)s;
+UPDATE dashboard_workflowrun SET latest_checkpoint_id = """
+    """'r' || substr(engine_run_id, 9) || '-s' || %(last)s;
 
 INSERT INTO dashboard_checkpointblob (digest, data, size_bytes, created_at)
 VALUES ('sha256:graph-signature', '{"executors": ["a", "b"]}', 1200, %(t0)s::timestamptz);
@@ -137,6 +143,7 @@ FROM generate_series(1, %(runs)s) AS n;
 
 ANALYZE;
 """
+)
 
 
 def seed(url: str, runs: int, per_run: int) -> float:
@@ -187,11 +194,12 @@ class Writer:
     def _loop(self) -> None:
         with psycopg.connect(self.url) as conn:
             conn.execute(
-                "INSERT INTO dashboard_workflowrun (id, workflow_name, status, input, error_message,"
-                " error_type, traceback, current_superstep, engine_run_id, created_at, updated_at,"
-                " attempts, lease_owner, lease_expires_at, fencing_epoch, last_event_seq, on_hold,"
-                " hold_reason) VALUES (md5('writer')::uuid, 'bench-refund', 'running', '{}', '', '',"
-                " '', 0, 'writer', now(), now(), 1, 'w', now() + interval '1 hour', 1, 0, false, '')"
+                "INSERT INTO dashboard_workflowrun (id, workflow_name, status, input,"
+                " error_message, error_type, traceback, current_superstep, engine_run_id,"
+                " created_at, updated_at, attempts, lease_owner, lease_expires_at, fencing_epoch,"
+                " last_event_seq, on_hold, hold_reason) VALUES (md5('writer')::uuid,"
+                " 'bench-refund', 'running', '{}', '', '', '', 0, 'writer', now(), now(), 1, 'w',"
+                " now() + interval '1 hour', 1, 0, false, '')"
             )
             conn.commit()
             step = 0
@@ -205,7 +213,8 @@ class Writer:
                     (f"writer-{step}", step),
                 )
                 conn.execute(
-                    "UPDATE dashboard_workflowrun SET current_superstep = %s WHERE id = md5('writer')::uuid",
+                    "UPDATE dashboard_workflowrun SET current_superstep = %s"
+                    " WHERE id = md5('writer')::uuid",
                     (step,),
                 )
                 conn.commit()
@@ -298,7 +307,10 @@ def measure(url: str, args: argparse.Namespace) -> int:
 
     expected_kept = args.runs * (args.keep_last + (1 if args.keep_last < args.per_run - 19 else 0))
     results: dict[str, Any] = {
-        "machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} CPUs, Python {platform.python_version()}",
+        "machine": (
+            f"{platform.node()} {platform.machine()} {os.cpu_count()} CPUs, "
+            f"Python {platform.python_version()}"
+        ),
         "postgres": _server_version(url),
         "runs": args.runs,
         "checkpoints_seeded": before["checkpoints"],

@@ -131,7 +131,8 @@ class Database:
     def superstep_span(self, run_id: str) -> tuple[int, float, float]:
         """Supersteps committed, and the first and last commit's time (epoch seconds)."""
         count, first, last = self.one(
-            "SELECT count(*), extract(epoch FROM min(created_at)), extract(epoch FROM max(created_at))"
+            "SELECT count(*), extract(epoch FROM min(created_at)),"
+            " extract(epoch FROM max(created_at))"
             " FROM dashboard_runevent WHERE run_id = %s AND type = 'superstep_completed'",
             run_id,
         )
@@ -168,7 +169,9 @@ def checkpoint_json(run_id: str) -> bytes:
     return json.dumps(checkpoint.to_dict(), ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def engine_seconds(workflow: str, supersteps: int, state_bytes: int, *, durable: bool = False) -> float:
+def engine_seconds(
+    workflow: str, supersteps: int, state_bytes: int, *, durable: bool = False
+) -> float:
     """Seconds per superstep of the same workflow in this process, on in-memory storage or
     (``durable``) on ``DjangoCheckpointStorage``: the peers' setting, an engine saving its own
     checkpoints, without the worker's events, run progress, lease and Celery."""
@@ -469,7 +472,8 @@ def report(
     print("\nA real celery worker (-P solo) on PostgreSQL, state changing every superstep")
     print(
         f"   {'case':>10} {'ckpt JSON B':>11} {'worker us':>10} {'raw INSERT us':>13} "
-        f"{'ratio':>6} {'engine us':>9} {'in-proc us':>10} {'CPU us':>7} {'commits':>8} {'trips':>6} {'txns':>5} "
+        f"{'ratio':>6} {'engine us':>9} {'in-proc us':>10} {'CPU us':>7} {'commits':>8} "
+        f"{'trips':>6} {'txns':>5} "
         f"{'target':>14}"
     )
     for row in rows:
@@ -489,7 +493,8 @@ def report(
             f"{row['raw_insert_us']:>13.0f} {row['ratio']:>6.2f} {row['engine_memory_us']:>9.0f} "
             f"{row['engine_postgres_us']:>10.0f} "
             f"{row['worker_cpu_us']:>7.0f} "
-            f"{row['commits_per_superstep']:>8.2f} {counted.get('round_trips', float('nan')):>6.2f} "
+            f"{row['commits_per_superstep']:>8.2f} "
+            f"{counted.get('round_trips', float('nan')):>6.2f} "
             f"{counted.get('transactions', float('nan')):>5.2f} {target:>14}"
         )
     print(
@@ -511,7 +516,8 @@ def report(
             passed = row["checkpoints"] != 10_000 or row["by_workflow_us"] <= 1000
             ok &= passed
             print(
-                f"   {row['checkpoints']:>7} checkpoints: by workflow {row['by_workflow_us']:>5.0f} us,"
+                f"   {row['checkpoints']:>7} checkpoints:"
+                f" by workflow {row['by_workflow_us']:>5.0f} us,"
                 f" by lineage {row['by_lineage_us']:>5.0f} us"
                 + (
                     ""

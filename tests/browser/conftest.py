@@ -1,25 +1,25 @@
 """Browser tests: a real Daphne server in embedded mode and Debian's Chromium via Playwright.
 
-The server runs in a subprocess with a clean environment (no service URLs: embedded mode, its
-own SQLite file under the session's temporary directory), after ``migrate`` and the creation of
-the test users. Tests marked ``browser`` are skipped with the reason when Chromium or Playwright
-is missing, and fail instead when ``CI`` is set.
+The server (``servers.py``) runs in a subprocess with its own SQLite file under the session's
+temporary directory; tests that change what other tests would see deploy one of their own
+(``deployment``). One Chromium serves the session's browser tests. Tests marked ``browser``
+are skipped with the reason when Chromium or Playwright is missing, and fail instead when
+``CI`` is set.
+
+Every deadline grows with how busy the machine is (``deadlines.py``): Playwright's default
+timeouts here, pytest-timeout's limit for each browser test, and the waits in the tests.
 
 Every page a test opens is watched (``watch``): JavaScript dialogs (``alert`` from injected
 script), console errors, uncaught exceptions and Content-Security-Policy violations are
-collected and must stay empty. Screenshots go to ``test-artifacts/screenshots/``.
+collected and must stay empty, and so must the codec tags (``$model``, ``$t``...) that a
+checkpoint's pages would show if a value reached them undecoded: the text of every checkpoint
+page is scanned for them. Screenshots go to ``test-artifacts/screenshots/``.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +27,17 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.browser import deadlines
+from tests.browser.servers import (
+    PASSWORD,
+    REPO,
+    Deployment,
+    Server,
+    free_port,
+    launch,
+    prepare_template,
+)
+
 CHROMIUM = os.environ.get("SUPERSTEP_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -40,17 +50,10 @@ CHROMIUM_ARGS = [
 SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
-# username -> roles (groups from the roles migration); "admin" is a superuser.
-USERS = {
-    "ops": ["Operator", "Approver"],
-    "approver2": ["Approver"],
-    "viewer": ["Viewer"],
-}
-PASSWORD = "browser-test-password"
 
 # Records what must never happen on a page, from inside the page (CSP violations are events
 # the page sees; the others Playwright reports).
-WATCH_SCRIPT = """
+WATCH_SCRIPT = r"""
 window.__superstepProblems = [];
 window.__superstepMessages = [];  // what the sockets delivered, for failure reports
 document.addEventListener("htmx:wsAfterMessage", function (event) {
@@ -59,6 +62,32 @@ document.addEventListener("htmx:wsAfterMessage", function (event) {
 document.addEventListener("securitypolicyviolation", function (event) {
   window.__superstepProblems.push("CSP " + event.violatedDirective + " " + event.blockedURI);
 });
+// A checkpoint's pages show values by their class name, never the codec's tags ($t, $model...):
+// their visible text is scanned on load, after each htmx swap and after a tree node opens.
+(function () {
+  var CHECKPOINT_PAGE = /^\/runs\/[0-9a-f-]{36}\/checkpoints\/[^/]+\//;
+  var TAGS = "t|model|dataclass|pydantic|enum|tuple|set|frozenset|dict|datetime|date|time|"
+    + "timedelta|decimal|uuid|bytes|str|int|float|agent";
+  var CODEC_KEY = new RegExp("(^|[\\s{(\\[,\"'])\\$(" + TAGS + ")\\b");
+  var told = {};
+  function scan() {
+    if (!CHECKPOINT_PAGE.test(location.pathname) || !document.body) return;
+    var text = document.body.innerText;
+    var found = CODEC_KEY.exec(text);
+    if (!found) return;
+    var at = found.index + found[1].length;
+    var problem = "codec key $" + found[2] + " shown on " + location.pathname + ": "
+      + JSON.stringify(text.slice(Math.max(0, at - 40), at + 60));
+    if (!told[problem]) {
+      told[problem] = true;
+      window.__superstepProblems.push(problem);
+    }
+  }
+  window.__superstepScanCodecKeys = scan;
+  window.addEventListener("load", function () { setTimeout(scan, 0); });
+  document.addEventListener("htmx:afterSettle", function () { setTimeout(scan, 0); });
+  document.addEventListener("toggle", function () { setTimeout(scan, 0); }, true);
+})();
 """
 
 
@@ -76,6 +105,18 @@ def _why_no_browser() -> str | None:
     return None
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Scale pytest-timeout's limit of each browser test (its own marker's, else the ini's)."""
+    default = float(config.getini("timeout") or 0)
+    for item in items:
+        if item.get_closest_marker("browser") is None:
+            continue
+        marker = item.get_closest_marker("timeout")
+        limit = float(marker.args[0]) if marker is not None and marker.args else default
+        if limit:
+            item.add_marker(pytest.mark.timeout(deadlines.seconds(limit)), append=False)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("browser") is None:
@@ -88,54 +129,21 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     pytest.skip(reason)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _server_env(db_path: Path) -> dict[str, str]:
-    keep = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV"}
-    env = {k: v for k, v in os.environ.items() if k in keep}
-    env.update(
-        DJANGO_SETTINGS_MODULE="dashboard.config.settings",
-        DATABASE_URL=f"sqlite:///{db_path}",
-        SECRET_KEY="browser-tests-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
-        DEBUG="1",
-        PYTHONUNBUFFERED="1",
-        SUPERSTEP_EMBEDDED_WORKERS="2",
-    )
-    return env
-
-
-CREATE_USERS = """
-from django.contrib.auth.models import Group, User
-users = {users!r}
-User.objects.create_superuser("admin", password={password!r})
-for name, roles in users.items():
-    user = User.objects.create_user(name, password={password!r})
-    user.groups.set(Group.objects.filter(name__in=roles))
-"""
-
-
-@dataclass
-class Server:
-    url: str
-    process: subprocess.Popen[bytes]
-    log: Path
-
-    def log_text(self) -> str:
-        return self.log.read_text(errors="replace")
+@pytest.fixture(scope="session")
+def database_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The migrated database with the test users that every server starts from."""
+    _require_browser()
+    return prepare_template(tmp_path_factory.mktemp("browser-template"))
 
 
 @pytest.fixture(scope="session")
 def server(
-    tmp_path_factory: pytest.TempPathFactory, stop_process: Callable[[Any], None]
+    tmp_path_factory: pytest.TempPathFactory,
+    database_template: Path,
+    stop_process: Callable[[Any], None],
 ) -> Iterator[Server]:
-    _require_browser()
     home = tmp_path_factory.mktemp("browser-server")
-    found = launch(home, port=_free_port(), prepare=True)
+    found = launch(home, port=free_port(), database=database_template)
     try:
         yield found
     finally:
@@ -150,93 +158,92 @@ def _require_browser() -> None:
         pytest.skip(reason)
 
 
-def launch(home: Path, *, port: int, prepare: bool, **extra_env: str) -> Server:
-    """Daphne on ``port`` over the SQLite database in ``home``, answering when this returns.
-    ``prepare`` migrates and creates the test users first; ``extra_env`` adds settings (a
-    deployment's ``SUPERSTEP_WORKFLOWS``...)."""
-    env = {**_server_env(home / "db.sqlite3"), **extra_env}
-    manage = [sys.executable, str(REPO / "manage.py")]
-    if prepare:
-        subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env, cwd=REPO, check=True)
-        script = CREATE_USERS.format(users=USERS, password=PASSWORD)
-        subprocess.run(
-            [*manage, "shell", "-c", script], env=env, cwd=REPO, check=True, capture_output=True
-        )
-    log = home / "daphne.log"
-    with log.open("ab") as out:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "daphne",
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "dashboard.config.asgi:application",
-            ],
-            env=env,
-            cwd=REPO,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    found = Server(f"http://127.0.0.1:{port}", process, log)
+@pytest.fixture
+def deployment(
+    tmp_path: Path, database_template: Path, stop_process: Callable[[Any], None]
+) -> Iterator[Deployment]:
+    """This test's own server, deployed on demand (``Deployment``)."""
+    found = Deployment(tmp_path, database_template, stop_process)
+    yield found
+    found.stop()
+
+
+class _Chromium:
+    """The session's one Chromium, started for the first browser test and closed after the
+    last one in a row: Playwright's sync API keeps an asyncio loop running on this thread
+    while it is open, and an async test run meanwhile would fail with "Cannot run the event
+    loop while another loop is running"."""
+
+    def __init__(self) -> None:
+        self._playwright: Any = None
+        self._browser: Any = None
+
+    def get(self) -> Any:
+        if self._browser is None:
+            from playwright.sync_api import sync_playwright
+
+            self._playwright = sync_playwright().start()
+            executable = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+            self._browser = self._playwright.chromium.launch(
+                executable_path=executable, args=CHROMIUM_ARGS
+            )
+        return self._browser
+
+    def close(self) -> None:
+        if self._browser is not None:
+            self._browser.close()
+            self._playwright.stop()
+            self._browser = self._playwright = None
+
+
+CHROMIUM_SESSION = _Chromium()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     try:
-        _wait_until_up(found)
-    except BaseException:
-        process.kill()
-        raise
-    return found
+        return (yield)  # the test's fixtures first: they close their contexts in it
+    finally:
+        if nextitem is None or nextitem.get_closest_marker("browser") is None:
+            CHROMIUM_SESSION.close()
 
 
 @pytest.fixture
-def deployment(
-    tmp_path: Path, stop_process: Callable[[Any], None]
-) -> Iterator[Callable[..., Server]]:
-    """``deployment(**env)``: (re)deploy this test's own server, as a restart with new code
-    does: the previous process stops, a new one starts on the same port and database with
-    ``env`` (``SUPERSTEP_WORKFLOWS=...``). Open pages stay open and reconnect."""
-    _require_browser()
-    port = _free_port()
-    running: list[Server] = []
-
-    def deploy(**env: str) -> Server:
-        if running:
-            stop_process(running.pop().process)
-        running.append(launch(tmp_path, port=port, prepare=not (tmp_path / "db.sqlite3").exists(), **env))
-        return running[-1]
-
-    yield deploy
-    for found in running:
-        stop_process(found.process)
+def browser(server: Server) -> Any:
+    return CHROMIUM_SESSION.get()
 
 
-def _wait_until_up(server: Server) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if server.process.poll() is not None:
-            raise RuntimeError(f"daphne exited:\n{server.log_text()}")
-        try:
-            with urllib.request.urlopen(f"{server.url}/login/", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            time.sleep(0.2)
-    raise RuntimeError(f"daphne did not answer in 60 s:\n{server.log_text()}")
+@dataclass(frozen=True)
+class ConsoleLine:
+    text: str
+    page_url: str
+    location: str
+
+    def __str__(self) -> str:
+        return f"{self.text} @ {self.page_url} {self.location}"
 
 
-@pytest.fixture(scope="module")
-def browser(server: Server) -> Iterator[Any]:
-    # Module scope, not session: Playwright's sync API keeps an asyncio loop running on this
-    # thread while it is open, and every async test collected after the browser tests would
-    # then fail with "Cannot run the event loop while another loop is running".
-    from playwright.sync_api import sync_playwright
+def restart_noise(server_url: str) -> Callable[[ConsoleLine], bool]:
+    """Whether a console line is what a page of ``server_url`` logs while that server
+    restarts, and nothing else: its sockets' failed reconnects (Chromium's own line, and
+    htmx's ws extension logging the error event) and a live region's reload that found the
+    server gone (Chromium's failed load, and htmx's two error events on the region)."""
+    sockets = "WebSocket connection to '" + server_url.replace("http://", "ws://", 1) + "/ws/"
+    htmx_events = {
+        f"htmx:{name}, [object HTMLDivElement]" for name in ("afterRequest", "sendError")
+    }
 
-    with sync_playwright() as playwright:
-        executable = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
+    def expected(line: ConsoleLine) -> bool:
+        if not line.page_url.startswith(server_url + "/"):
+            return False
+        return (
+            (line.text.startswith(sockets) and " failed" in line.text)
+            or line.text == "[object Event]"
+            or line.text == "Failed to load resource: net::ERR_CONNECTION_REFUSED"
+            or line.text in htmx_events
+        )
+
+    return expected
 
 
 @dataclass
@@ -244,15 +251,21 @@ class Problems:
     """What went wrong on the watched pages: must stay empty."""
 
     dialogs: list[str] = field(default_factory=list)
-    console: list[str] = field(default_factory=list)
+    console: list[ConsoleLine] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     pages: list[Any] = field(default_factory=list)
 
-    def all(self, *, allow: tuple[str, ...] = ()) -> list[str]:
+    def all(self, *, allow: tuple[str, ...] = (), restarted: str | None = None) -> list[str]:
         """Everything recorded, except console lines containing one of ``allow`` (Chromium
-        logs an expected 409 answer as "Failed to load resource ... 409")."""
+        logs an expected 409 answer as "Failed to load resource ... 409") and, for a test that
+        restarts the server at ``restarted``, the lines its restarts cause (``restart_noise``)."""
+        noise = restart_noise(restarted) if restarted else (lambda line: False)
         found = [f"dialog: {d}" for d in self.dialogs]
-        found += [f"console: {c}" for c in self.console if not any(a in c for a in allow)]
+        found += [
+            f"console: {line}"
+            for line in self.console
+            if not any(a in line.text for a in allow) and not noise(line)
+        ]
         found += [f"page error: {e}" for e in self.errors]
         for page in self.pages:
             if page.is_closed():
@@ -279,7 +292,7 @@ def new_context(browser: Any, server: Server, problems: Problems) -> Iterator[Ca
 
     def make(viewport: dict[str, int] | None = None, base_url: str | None = None) -> Any:
         context = browser.new_context(viewport=viewport or DESKTOP, base_url=base_url or server.url)
-        context.set_default_timeout(20_000)
+        context.set_default_timeout(deadlines.ms(20_000))
         context.add_init_script(WATCH_SCRIPT)
 
         def watch(page: Any) -> None:
@@ -291,7 +304,12 @@ def new_context(browser: Any, server: Server, problems: Problems) -> Iterator[Ca
 
             page.on("dialog", on_dialog)
             page.on(
-                "console", lambda m: problems.console.append(m.text + " @ " + page.url + " " + str(m.location)) if m.type == "error" else None
+                "console",
+                lambda m: (
+                    problems.console.append(ConsoleLine(m.text, page.url, str(m.location)))
+                    if m.type == "error"
+                    else None
+                ),
             )
             page.on("pageerror", lambda e: problems.errors.append(str(e)))
 

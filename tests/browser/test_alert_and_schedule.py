@@ -11,20 +11,22 @@ from typing import Any
 
 import pytest
 
+from tests.browser.deadlines import ms
+from tests.browser.pages import save_schedule
+from tests.browser.servers import Deployment
 from tests.browser.test_alerts import SECRET, Receiver, receiver  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def test_a_scheduled_run_that_fails_raises_the_alert_set_beside_it(
-    deployment: Callable[..., Any],
+    deployment: Deployment,
     new_context: Callable[..., Any],
     login_as: Callable[..., None],
     problems: Any,
     receiver: Receiver,  # noqa: F811 - the fixture imported above
 ) -> None:
-    first = deployment()
-    server = deployment(SUPERSTEP_BASE_URL=first.url)
+    server = deployment(SUPERSTEP_BASE_URL=deployment.url)
     page = new_context(base_url=server.url).new_page()
     login_as(page, "admin")
 
@@ -37,17 +39,8 @@ def test_a_scheduled_run_that_fails_raises_the_alert_set_beside_it(
     page.click("#alert-rule-form button[type=submit]")
     page.wait_for_url(re.compile(r"/alerts/$"))
 
-    page.goto("/schedules/")
-    page.click("text=New schedule")
-    page.fill("#id_name", "failing every 5 s")
-    page.select_option("#id_workflow_name", "fail-at-step")
-    page.fill("#id_input", '{"steps": 2, "fail_at": 1, "outage_seconds": 3600, "work_ms": 0}')
-    page.select_option("#id_kind", "interval")
-    page.fill("#id_cron", "")
-    page.fill("#id_every", "5")
-    page.select_option("#id_unit", "seconds")
-    page.click("#schedule-form button[type=submit]")
-    page.wait_for_url(re.compile(r"/schedules/"))
+    failing = '{"steps": 2, "fail_at": 1, "outage_seconds": 3600, "work_ms": 0}'
+    save_schedule(page, "failing every 5 s", "fail-at-step", failing, every=5)
 
     opened = receiver.wait_for("alert_opened", timeout=90)
     run_id = opened["run_id"]
@@ -56,7 +49,7 @@ def test_a_scheduled_run_that_fails_raises_the_alert_set_beside_it(
 
     page.goto(opened["url"])
     assert "failing every 5 s" in page.inner_text("#run-details")  # started by the schedule
-    page.wait_for_selector('#run-alerts [data-alert-state="delivered"]', timeout=30_000)
+    page.wait_for_selector('#run-alerts [data-alert-state="delivered"]', timeout=ms(30_000))
 
     # Stop it: no more runs, and the page says so.
     page.goto("/schedules/")

@@ -21,6 +21,9 @@ from typing import Any
 import pytest
 from standardwebhooks import Webhook
 
+from tests.browser.deadlines import ms, wait_until
+from tests.browser.servers import Deployment
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -48,13 +51,15 @@ class Receiver:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/superstep-alerts"
 
     def wait_for(self, event: str, timeout: float = 60) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = [p for p in self.payloads if p["event"] == event]
-            if found:
-                return found[0]
-            time.sleep(0.5)
-        raise AssertionError(f"no {event} within {timeout} s: {json.dumps(self.payloads)}")
+        """The first payload of ``event``, within ``seconds(timeout)``."""
+
+        def first() -> dict[str, Any] | None:
+            return next((p for p in self.payloads if p["event"] == event), None)
+
+        try:
+            return wait_until(first, timeout=timeout, what=f"no {event}", every=0.1)
+        except AssertionError as missing:
+            raise AssertionError(f"{missing}: {json.dumps(self.payloads)}") from None
 
 
 @pytest.fixture
@@ -68,15 +73,14 @@ def receiver() -> Iterator[Receiver]:
 
 
 def test_an_admin_sets_an_alert_that_fires_on_a_failed_run_and_resolves_on_its_retry(
-    deployment: Callable[..., Any],
+    deployment: Deployment,
     new_context: Callable[..., Any],
     login_as: Callable[..., None],
     problems: Any,
     screenshot: Callable[[Any, str], Any],
     receiver: Receiver,
 ) -> None:
-    first = deployment()
-    server = deployment(SUPERSTEP_BASE_URL=first.url)  # the same port: links name this server
+    server = deployment(SUPERSTEP_BASE_URL=deployment.url)  # links name this server
     page = new_context(base_url=server.url).new_page()
     login_as(page, "admin")
 
@@ -105,7 +109,7 @@ def test_an_admin_sets_an_alert_that_fires_on_a_failed_run_and_resolves_on_its_r
     page.click("form .card-footer button[type=submit]")
     page.wait_for_url(RUN_URL)
     run_id = page.url.rstrip("/").rsplit("/", 1)[-1]
-    page.wait_for_selector("#run-header .pill.status-failed", timeout=60_000)
+    page.wait_for_selector("#run-header .pill.status-failed", timeout=ms(60_000))
 
     opened = receiver.wait_for("alert_opened")
     assert opened["run_id"] == run_id and opened["url"] == f"{server.url}/runs/{run_id}/"
@@ -117,15 +121,16 @@ def test_an_admin_sets_an_alert_that_fires_on_a_failed_run_and_resolves_on_its_r
     # Retried once the outage is over, it completes: the incident is resolved and told so.
     time.sleep(max(0.0, 13 - (time.time() - _started(opened))))
     page.locator("#run-actions > form button:has-text('Retry')").click()
+    page.fill("#retry-dialog-reason", "the outage is over")
     page.locator("#retry-dialog button[value=confirm]").click()
-    page.wait_for_selector("#run-header .pill.status-completed", timeout=60_000)
+    page.wait_for_selector("#run-header .pill.status-completed", timeout=ms(60_000))
     resolved = receiver.wait_for("alert_resolved")
     assert resolved["incident_id"] == opened["incident_id"] and resolved["resolved_at"]
 
     page.goto("/alerts/")
     incident = page.locator(f'#alert-incidents tr[data-incident="{opened["incident_id"]}"]')
     assert "resolved" in incident.inner_text()
-    screenshot(page, "alerts")
+    screenshot(page, "alerts-incident-resolved")  # "alerts" is the screenshot test's
     assert [p["event"] for p in receiver.payloads] == ["alert_opened", "alert_resolved"]
     assert problems.all(allow=("status of 422",)) == []  # the refused URL above
 

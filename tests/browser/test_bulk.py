@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.deadlines import ms
 from tests.browser.pages import NO_RELOAD, SAME_PAGE, start_waiting_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -47,12 +48,14 @@ def test_two_runs_cancelled_at_once_and_every_match_reviewed(
     ops.fill("#bulk-reason", "duplicates of another order")
     ops.click("#bulk-confirm-form button[type=submit]")
     ops.wait_for_url(BULK_URL)
-    ops.wait_for_selector("#bulk-counts:has-text('finished')", timeout=30_000)
+    ops.wait_for_selector("#bulk-counts:has-text('finished')", timeout=ms(30_000))
     assert "2 done · 0 skipped" in ops.inner_text("#bulk-counts")
 
     # The other operator's list shows both cancelled, the third still waiting, no reload.
     for run_id in runs[:2]:
-        row(watcher, run_id).locator(".status-pill:has-text('Cancelled'), .pill:has-text('Cancelled'), :text-is('Cancelled')").first.wait_for(timeout=15_000)
+        row(watcher, run_id).locator(
+            ".status-pill:has-text('Cancelled'), .pill:has-text('Cancelled'), :text-is('Cancelled')"
+        ).first.wait_for(timeout=ms(15_000))
     assert "aiting" in row(watcher, runs[2]).inner_text()
     assert watcher.evaluate(SAME_PAGE)
 

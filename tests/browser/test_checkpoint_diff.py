@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from tests.browser.deadlines import ms
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
@@ -29,7 +31,8 @@ def checkpoints(page: Any, run_id: str) -> dict[int, str]:
     """Superstep → inspector URL, from the run's whole timeline."""
     page.goto(f"/runs/{run_id}/?timeline=all")
     cards = page.locator("#run-timeline a.timeline-card").evaluate_all(
-        "cards => cards.map(c => [c.querySelector('.timeline-title').textContent, c.getAttribute('href')])"
+        "cards => cards.map(c => [c.querySelector('.timeline-title').textContent,"
+        " c.getAttribute('href')])"
     )
     found: dict[int, str] = {}
     for title, href in cards:
@@ -48,7 +51,7 @@ def test_a_list_losing_its_first_item_is_one_row_and_a_later_checkpoint_reads_ol
     page = new_context().new_page()
     login_as(page, "ops")
     run_id = start(page, "squares", limit="89", work_ms="0")
-    page.wait_for_selector("#run-header .pill.status-completed", timeout=120_000)
+    page.wait_for_selector("#run-header .pill.status-completed", timeout=ms(120_000))
     urls = checkpoints(page, run_id)
 
     # Superstep 2 popped the first of 89 numbers from the message's work list.
@@ -102,7 +105,7 @@ def test_one_value_opens_side_by_side_under_its_row(
     page = new_context().new_page()
     login_as(page, "ops")
     run_id = start(page, "return-replace", order_id="ORD-SIDE", work_ms="0")
-    page.wait_for_selector("#run-header .pill.status-waiting", timeout=60_000)
+    page.wait_for_selector("#run-header .pill.status-waiting", timeout=ms(60_000))
     urls = checkpoints(page, run_id)
     first = urls[1].rstrip("/").rsplit("/", 1)[-1]
     page.goto(f"{urls[4]}?compare={first}")

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.deadlines import ms
 from workflows.storage import decode
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -29,7 +30,9 @@ def start_squares(page: Any, limit: int) -> str:
 
 def checkpoint_url(page: Any, run_id: str, superstep: int) -> str:
     page.goto(f"/runs/{run_id}/?timeline=all")
-    link = page.locator("#run-timeline a.timeline-card", has_text=re.compile(rf"Superstep {superstep}\b"))
+    link = page.locator(
+        "#run-timeline a.timeline-card", has_text=re.compile(rf"Superstep {superstep}\b")
+    )
     return str(link.first.get_attribute("href"))
 
 
@@ -52,7 +55,7 @@ def test_fork_edits_an_int_keyed_state_and_the_work_list_and_runs_them(
     page = new_context().new_page()
     login_as(page, "ops")
     run_id = start_squares(page, limit=5)
-    page.wait_for_selector("#run-header .pill.status-completed", timeout=120_000)
+    page.wait_for_selector("#run-header .pill.status-completed", timeout=ms(120_000))
     assert output_of(page, run_id) == {1: 1, 2: 4, 3: 9, 4: 16, 5: 25}
 
     # After superstep 2 the worker has squared 1; 2..5 wait in the message it sent itself.
@@ -61,7 +64,10 @@ def test_fork_edits_an_int_keyed_state_and_the_work_list_and_runs_them(
     assert page.locator("#fork-details").get_attribute("open") is None
     page.click("a[data-fork-open]")
     page.wait_for_selector("#fork-details[open]")
-    results, remaining = field(page, "executor_states.worker.results"), field(page, "messages.0.data.remaining")
+    results, remaining = (
+        field(page, "executor_states.worker.results"),
+        field(page, "messages.0.data.remaining"),
+    )
     results.wait_for(state="visible")
     assert results.input_value() == '{"1": 1}'
     assert remaining.input_value() == "[2, 3, 4, 5]"
@@ -73,9 +79,12 @@ def test_fork_edits_an_int_keyed_state_and_the_work_list_and_runs_them(
     error = page.locator("#fork-editor .field-errors")
     error.wait_for(state="visible")
     assert error.all_inner_texts() == ["The keys here are integers; 'x' is not one."]
-    assert page.locator("#fork-editor .field.has-error [data-fork-field]").get_attribute(
-        "data-fork-field"
-    ) == "executor_states.worker.results"
+    assert (
+        page.locator("#fork-editor .field.has-error [data-fork-field]").get_attribute(
+            "data-fork-field"
+        )
+        == "executor_states.worker.results"
+    )
     field_box = field(page, "executor_states.worker.results").bounding_box()
     error_box = error.bounding_box()
     assert field_box and error_box and abs(error_box["y"] - field_box["y"]) < 250  # beside it
@@ -96,10 +105,13 @@ def test_fork_edits_an_int_keyed_state_and_the_work_list_and_runs_them(
     # next swap of these fields (and the CSP refuse); nothing is swapped after this one.
     screenshot(page, "fork-editor-confirm")
 
+    page.fill("#fork-reason", "try a bigger refund")  # required: the services refuse none
     dialog.locator("button[data-fork-confirm-button]").click()
-    page.wait_for_url(lambda url: f"/runs/{run_id}/" not in url and re.search(r"/runs/[0-9a-f-]{36}/$", url))
+    page.wait_for_url(
+        lambda url: f"/runs/{run_id}/" not in url and re.search(r"/runs/[0-9a-f-]{36}/$", url)
+    )
     fork_id = str(page.url.rstrip("/").rsplit("/", 1)[-1])
-    page.wait_for_selector("#run-header .pill.status-completed", timeout=120_000)
+    page.wait_for_selector("#run-header .pill.status-completed", timeout=ms(120_000))
     assert output_of(page, fork_id) == {1: 100, 2: 4, 3: 9, 4: 16, 5: 25, 10: 100}
     assert output_of(page, run_id) == {1: 1, 2: 4, 3: 9, 4: 16, 5: 25}
     assert problems.all(allow=("status of 422",)) == []

@@ -9,6 +9,9 @@ from typing import Any
 
 import pytest
 
+from tests.browser.deadlines import ms
+from tests.browser.pages import approve_in_inbox
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 # Each would run script (or an htmx request) if it reached the page as markup.
@@ -39,7 +42,7 @@ def test_injection_corpus_runs_nothing(
     page.click("form .card-footer button[type=submit]")
     page.wait_for_url(re.compile(r"/runs/[0-9a-f-]{36}/$"))
     run_url = page.url
-    page.wait_for_selector("#run-header .pill.status-waiting", timeout=30_000)
+    page.wait_for_selector("#run-header .pill.status-waiting", timeout=ms(30_000))
     page.wait_for_selector("#run-input-json + .json-tree .json-leaf")
     shown = page.inner_text("#run-input-json + .json-tree")
     assert "<script>alert('script')</script>" in shown and "<svg onload=alert('svg')>" in shown
@@ -49,7 +52,9 @@ def test_injection_corpus_runs_nothing(
     page.wait_for_selector("#shared-state-json + .json-tree .json-node")
     page.click("button[data-json-expand='shared-state-json']")
     assert "<svg onload=alert('svg')>" in page.inner_text("#shared-state-json + .json-tree")
-    order_id = page.locator('#fork-editor [data-fork-field^="state."][data-fork-field$=".order_id"]')
+    order_id = page.locator(
+        '#fork-editor [data-fork-field^="state."][data-fork-field$=".order_id"]'
+    )
     assert order_id.input_value() == ORDER_ID  # the ReturnState's field, as plain text
 
     # Request data in the inbox; a hostile note and reason with the decision.
@@ -59,12 +64,11 @@ def test_injection_corpus_runs_nothing(
     assert "<iframe srcdoc=" in page.inner_text("#approval-panel .request-kv")
     page.fill("#id_response-note", CORPUS[1])
     page.fill("#id_reason", CORPUS[0] + CORPUS[4])
-    page.click("#approval-panel button[value=approve]")
-    page.wait_for_selector("#approval-panel .decided-summary")
+    approve_in_inbox(page)
 
     # The output and the archive, and a search for the same strings.
     page.goto(run_url)
-    page.wait_for_selector("#run-header .pill.status-completed", timeout=30_000)
+    page.wait_for_selector("#run-header .pill.status-completed", timeout=ms(30_000))
     page.goto("/approvals/archive/")
     assert CORPUS[0] in page.inner_text("#archive-table")
     page.goto("/?q=" + "<script>alert('q')</script>")

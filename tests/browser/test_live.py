@@ -10,6 +10,9 @@ from typing import Any
 
 import pytest
 
+from tests.browser.deadlines import ms
+from tests.browser.pages import approve_in_inbox
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 NO_RELOAD = "window.__stillTheSamePage = true"
@@ -18,12 +21,15 @@ ROW_SEQS = (
     "() => Array.from(document.querySelectorAll('#event-log-rows .event-row'), r => +r.id.slice(6))"
 )
 # What the extension would hand live.js for a batch that starts with the given sequence number.
-OFFER = """(seq) => {
+OFFER = (
+    """(seq) => {
   const event = new CustomEvent("htmx:wsBeforeMessage", {bubbles: true, cancelable: true,
-    detail: {message: '<ol hx-swap-oob="afterbegin:#event-log-rows" data-seq="' + seq + '"></ol>'}});
+    detail: {message: '<ol hx-swap-oob="afterbegin:#event-log-rows" """
+    """data-seq="' + seq + '"></ol>'}});
   document.getElementById("run-live").dispatchEvent(event);
   return event.defaultPrevented;
 }"""
+)
 DROP_SOCKET = (
     "() => document.getElementById('run-live')['htmx-internal-data'].webSocket.socket.close()"
 )
@@ -33,7 +39,7 @@ def badge_is(page: Any, count: int) -> None:
     page.wait_for_function(
         "(n) => document.getElementById('approval-count').textContent.trim() === String(n)",
         arg=count,
-        timeout=15_000,
+        timeout=ms(15_000),
     )
 
 
@@ -51,7 +57,7 @@ def test_a_dropped_socket_resumes_where_the_page_left_off(
     page.click("form .card-footer button[type=submit]")
     page.wait_for_url(re.compile(r"/runs/[0-9a-f-]{36}/$"))
     page.evaluate(NO_RELOAD)
-    page.wait_for_selector("#run-header .pill.status-waiting", timeout=30_000)
+    page.wait_for_selector("#run-header .pill.status-waiting", timeout=ms(30_000))
     page.wait_for_selector("#live-indicator[data-state=live]")
     request_link = str(page.get_attribute("#run-outcome a:has-text('Decide in the inbox')", "href"))
 
@@ -74,10 +80,9 @@ def test_a_dropped_socket_resumes_where_the_page_left_off(
 
     # The socket drops (a close the extension would not retry) just before the run moves on.
     page.evaluate(DROP_SOCKET)
-    inbox.click("#approval-panel button[value=approve]")
-    inbox.wait_for_selector("#approval-panel .decided-summary")
+    approve_in_inbox(inbox)
 
-    page.wait_for_selector("#run-header .pill.status-completed", timeout=30_000)
+    page.wait_for_selector("#run-header .pill.status-completed", timeout=ms(30_000))
     page.wait_for_selector("#live-indicator[data-state=live]")
     final = int(page.get_attribute("#run-live", "data-last-seq") or "0")
     # It came back asking for what followed the last event the page had shown.

@@ -12,6 +12,9 @@ from typing import Any
 
 import pytest
 
+from tests.browser.deadlines import ms
+from tests.browser.pages import approve_in_inbox, reject_in_inbox
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 RUN_URL = re.compile(r"/runs/[0-9a-f-]{36}/$")
@@ -27,11 +30,14 @@ HEADER_ACTIONS = """() => Array.from(
 # page keeps what it showed last, which is how an operator ends up with a stale button.
 CUT_SOCKET = "(id) => document.getElementById(id).remove()"
 # From the Details card's "Started" to its "Finished", in seconds.
-WALL_CLOCK_SECONDS = r"""() => {
+WALL_CLOCK_SECONDS = (
+    r"""() => {
   const [created, started, finished] = Array.from(
-    document.querySelectorAll('#run-details time.timestamp'), t => Date.parse(t.dateTime.replace(/(\.\d{3})\d+/, "$1")));
+    document.querySelectorAll('#run-details time.timestamp'), """
+    r"""t => Date.parse(t.dateTime.replace(/(\.\d{3})\d+/, "$1")));
   return (finished - started) / 1000;
 }"""
+)
 
 
 def start_run(page: Any, workflow: str, **fields: object) -> str:
@@ -44,14 +50,15 @@ def start_run(page: Any, workflow: str, **fields: object) -> str:
 
 
 def header_offers(page: Any, *labels: str, timeout: float = 30_000) -> None:
-    """Wait until the run header offers exactly these actions (in order)."""
+    """Wait until the run header offers exactly these actions (in order); ``timeout`` in ms
+    on a quiet machine."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
         page.wait_for_function(
             f"(want) => JSON.stringify(({HEADER_ACTIONS})()) === JSON.stringify(want)",
             arg=list(labels),
-            timeout=timeout,
+            timeout=ms(timeout),
         )
     except PlaywrightTimeout:
         raise AssertionError(
@@ -60,7 +67,7 @@ def header_offers(page: Any, *labels: str, timeout: float = 30_000) -> None:
 
 
 def pill(page: Any, where: str, status: str, timeout: float = 30_000) -> None:
-    page.wait_for_selector(f"{where} .pill.status-{status}", timeout=timeout)
+    page.wait_for_selector(f"{where} .pill.status-{status}", timeout=ms(timeout))
 
 
 def node_state(page: Any, executor: str) -> str:
@@ -69,6 +76,7 @@ def node_state(page: Any, executor: str) -> str:
 
 
 def confirm(page: Any, dialog: str) -> None:
+    page.fill(f"{dialog}-reason", "checking")  # every action says why
     page.locator(f"{dialog} button[value=confirm]").click()
 
 
@@ -90,7 +98,7 @@ def retry_until_it_runs_past(page: Any, run_id: str, step: int) -> None:
             " || +(/superstep (\\d+)/.exec(document.getElementById('run-header').textContent)"
             " || [0, -1])[1] > step",
             arg=step,
-            timeout=60_000,
+            timeout=ms(60_000),
         )
         if superstep_in_header(page) > step:
             return
@@ -217,7 +225,7 @@ def test_the_runs_list_moves_with_every_superstep_without_a_storm_of_requests(
         " return tr && tr.querySelector('.pill.status-running')"
         " && +tr.querySelector('td[data-label=Superstep]').textContent >= 4; }",
         arg=row,
-        timeout=30_000,
+        timeout=ms(30_000),
     )
     pill(watcher, row, "completed", timeout=60_000)
     pill(actor, "#run-header", "completed")
@@ -238,7 +246,7 @@ def test_toasts_leave_by_themselves(
     start_run(page, "squares", limit=2, work_ms=0)
     queued = page.locator("#toasts .toast", has_text="is queued")
     assert queued.is_visible()
-    queued.wait_for(state="detached", timeout=20_000)
+    queued.wait_for(state="detached", timeout=ms(20_000))
     assert page.locator("#toasts .toast").count() == 0
     assert problems.all() == []
 
@@ -259,11 +267,10 @@ def test_a_request_decided_elsewhere_closes_the_open_form_and_says_who_and_why(
 
     actor.goto(link)
     actor.fill("#id_reason", "Within policy")
-    actor.click("#approval-panel button[value=approve]")
-    actor.wait_for_selector("#approval-panel .decided-summary")
+    approve_in_inbox(actor)
 
     # The open form is gone, and says who decided, when and why.
-    inbox.wait_for_selector("#approval-panel .decided-summary", timeout=15_000)
+    inbox.wait_for_selector("#approval-panel .decided-summary", timeout=ms(15_000))
     assert inbox.locator("#approval-panel button[value=approve]").count() == 0
     summary = inbox.inner_text("#approval-panel .decided-summary")
     assert re.search(
@@ -289,11 +296,9 @@ def test_a_decision_that_lost_the_race_is_told_in_a_sentence(
     watcher.evaluate(CUT_SOCKET, "approvals-live")  # this tab hears nothing from now on
 
     actor.goto(link)
-    actor.click("#approval-panel button[value=approve]")
-    actor.wait_for_selector("#approval-panel .decided-summary")
+    approve_in_inbox(actor)
 
-    watcher.fill("#id_reason", "I looked at it too")
-    watcher.click("#approval-panel button[value=reject]")
+    reject_in_inbox(watcher, "I looked at it too")
     error = watcher.locator("#decide-error")
     error.wait_for()
     message = error.inner_text()
@@ -323,14 +328,14 @@ def test_the_duration_leaves_out_the_time_spent_waiting_for_a_person(
 
     link = str(watcher.get_attribute("#run-outcome a:has-text('Decide in the inbox')", "href"))
     actor.goto(link)
-    actor.click("#approval-panel button[value=approve]")
+    approve_in_inbox(actor)
     pill(watcher, "#run-header", "completed")
     details = watcher.inner_text("#run-details")
     wall = watcher.evaluate(WALL_CLOCK_SECONDS)
     shown = watcher.inner_text("#run-details .duration")
     seconds = re.fullmatch(r"(\d+) s", shown)
     assert seconds and int(seconds.group(1)) <= wall - 3, (shown, wall)
-    assert re.search(r"waited \d+ s for approval", details), details
+    assert re.search(r"Waiting time\s+\d+ s for approval", details), details
     assert problems.all() == []
 
 
@@ -343,5 +348,5 @@ def test_the_fork_link_opens_the_editor(
     pill(page, "#run-header", "completed")
     page.click("#run-actions a:has-text('Inspect latest checkpoint')")
     page.click("a:has-text('Fork…')")
-    page.wait_for_selector("#fork-form", state="visible", timeout=5_000)
+    page.wait_for_selector("#fork-form", state="visible", timeout=ms(5_000))
     assert problems.all() == []

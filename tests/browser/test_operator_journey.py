@@ -12,6 +12,9 @@ from typing import Any
 
 import pytest
 
+from tests.browser.deadlines import ms
+from tests.browser.pages import approve_in_inbox
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 NO_RELOAD = "window.__stillTheSamePage = true"
@@ -50,7 +53,7 @@ def test_operator_journey(
     # Start the return-replace demo and watch it reach the approval gate without a reload.
     run_id = start_return_replace(page, "ORD-JOURNEY")
     page.evaluate(NO_RELOAD)
-    page.wait_for_selector("#run-header .pill.status-waiting", timeout=30_000)
+    page.wait_for_selector("#run-header .pill.status-waiting", timeout=ms(30_000))
     # Functions, not expression strings: Playwright polls those with eval, which the CSP blocks.
     page.wait_for_function(
         "() => document.querySelector('#run-graph g.node[data-executor=\"hitl-gate\"]')"
@@ -64,7 +67,7 @@ def test_operator_journey(
     assert page.evaluate(SAME_PAGE), "the page reloaded instead of updating live"
     assert page.locator("#live-indicator[data-state=live]").is_visible()
     row = f'#runs-table tr:has(a[href="/runs/{run_id}/"])'
-    listing.wait_for_selector(f"{row} .pill.status-waiting", timeout=10_000)
+    listing.wait_for_selector(f"{row} .pill.status-waiting", timeout=ms(10_000))
     assert "hitl-gate" in listing.inner_text(row)  # the "waiting on" column
     assert listing.evaluate(SAME_PAGE), "the runs list reloaded instead of updating live"
     listing.close()
@@ -85,11 +88,10 @@ def test_operator_journey(
     inbox.fill("#id_response-discount_percent", "20")
     inbox.fill("#id_response-note", "Sorry about the kettle")
     inbox.fill("#id_reason", "Within policy")
-    inbox.click("#approval-panel button[value=approve]")
-    inbox.wait_for_selector("#approval-panel .decided-summary")
-    assert "by ops" in inbox.inner_text("#approval-status")
-    page.wait_for_selector("#run-header .pill.status-completed", timeout=30_000)
-    page.wait_for_selector("#run-output-json + .json-tree .json-leaf", timeout=10_000)
+    approve_in_inbox(inbox)  # the panel goes on to the next request and says it was approved
+    assert "approved" in inbox.inner_text("#decide-notice")
+    page.wait_for_selector("#run-header .pill.status-completed", timeout=ms(30_000))
+    page.wait_for_selector("#run-output-json + .json-tree .json-leaf", timeout=ms(10_000))
     output = json.loads(page.text_content("#run-output-json") or "{}")
     assert output["discount_percent"] == 20 and output["final_amount"] == 39.92
     assert node_state(page, "finalize") == "done"
@@ -114,9 +116,10 @@ def test_operator_journey(
     assert dialog.is_visible()
     assert "Supersteps 3–7 will run again" in dialog.inner_text()
     assert "search-replacements, hitl-gate, apply-discount, finalize" in dialog.inner_text()
+    page.fill("#resume-dialog-reason", "ask the approver again")
     dialog.locator("button[value=confirm]").click()
     page.wait_for_url(f"**/runs/{run_id}/")
-    page.wait_for_selector("#run-header .pill.status-waiting", timeout=30_000)
+    page.wait_for_selector("#run-header .pill.status-waiting", timeout=ms(30_000))
     page.wait_for_selector(
         "#run-timeline .timeline-branch-label:has-text('Resumed from superstep 2')"
     )
@@ -125,12 +128,15 @@ def test_operator_journey(
     page.locator("#run-timeline .timeline-branch .timeline-card:has-text('Superstep 4')").click()
     page.wait_for_selector("#fork")
     page.click("#fork summary")
-    refund = page.locator('#fork-editor [data-fork-field^="state."][data-fork-field$=".refund_amount"]')
+    refund = page.locator(
+        '#fork-editor [data-fork-field^="state."][data-fork-field$=".refund_amount"]'
+    )
     assert refund.input_value() == "49.9"  # the parked ReturnState's field, by name
     refund.fill("100")
     page.click("#fork-form button[data-fork-review]")
     dialog = page.locator("#fork-dialog[open]")
     assert "refund_amount: 49.9 → 100.0" in dialog.inner_text()
+    page.fill("#fork-reason", "try a bigger refund")
     dialog.locator("button[data-fork-confirm-button]").click()
     page.wait_for_url(lambda url: f"/runs/{run_id}/" not in url and "/checkpoints/" not in url)
     fork_id = page.url.rstrip("/").rsplit("/", 1)[-1]
@@ -138,7 +144,7 @@ def test_operator_journey(
     assert "Forked from" in page.inner_text("#run-details")
     assert "with edited values" in page.inner_text("#toasts")
     try:
-        page.wait_for_selector("#run-header .pill.status-waiting", timeout=30_000)
+        page.wait_for_selector("#run-header .pill.status-waiting", timeout=ms(30_000))
     except Exception:
         print("\n".join(page.evaluate("window.__superstepMessages")))
         print(page.get_attribute("#run-live", "data-last-seq"))
@@ -159,7 +165,7 @@ def test_a_second_approver_is_told_the_request_was_already_decided(
     first = new_context().new_page()
     login_as(first, "ops")
     run_id = start_return_replace(first, "ORD-RACE", work_ms=0)
-    first.wait_for_selector("#run-header .pill.status-waiting", timeout=30_000)
+    first.wait_for_selector("#run-header .pill.status-waiting", timeout=ms(30_000))
     request_link = first.get_attribute("#run-outcome a:has-text('Decide in the inbox')", "href")
 
     second = new_context().new_page()
@@ -169,8 +175,7 @@ def test_a_second_approver_is_told_the_request_was_already_decided(
     assert run_id[:8] in second.inner_text("#approval-panel")
 
     second.fill("#id_reason", "I looked at it too")
-    first.click("#approval-panel button[value=approve]")
-    first.wait_for_selector("#approval-panel .decided-summary")
+    approve_in_inbox(first)
     # The second approver's open form gives way to the decision by itself, before they click;
     # a click that still loses the race is told in a sentence (tests/browser/test_live_truth.py).
     second.wait_for_selector("#approval-panel .decided-summary")

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.deadlines import ms
 from tests.browser.pages import RUN_URL
 from tests.browser.test_live_truth import start_run
 
@@ -35,7 +36,7 @@ def start_by_api(page: Any, workflow: str, **fields: object) -> str:
 
 def completed_quote(page: Any, **fields: object) -> str:
     run_id = start_run(page, "fan-out-fan-in", work_ms=0, **fields)
-    page.wait_for_selector("#run-header .pill.status-completed", timeout=60_000)
+    page.wait_for_selector("#run-header .pill.status-completed", timeout=ms(60_000))
     return run_id
 
 
@@ -106,6 +107,7 @@ def test_compare_with_origin_from_a_forks_run_page(page: Any, problems: Any) -> 
     page.click("a[data-fork-open]")
     page.wait_for_selector("#fork-details[open]")
     page.click("#fork-form button[data-fork-review]")
+    page.fill("#fork-reason", "compare with the origin")
     page.locator("#fork-dialog[open] button[data-fork-confirm-button]").click()
     page.wait_for_url(lambda url: origin not in url and RUN_URL.search(url) is not None)
     fork = str(page.url).rstrip("/").rsplit("/", 1)[-1]
@@ -141,12 +143,12 @@ def test_a_reason_typed_in_the_cancel_dialog_is_kept_in_the_event_log(
     page: Any, problems: Any
 ) -> None:
     run_id = start_run(page, "return-replace", order_id="ORD-CANCEL-WHY", work_ms=0)
-    page.wait_for_selector("#run-header .pill.status-waiting", timeout=30_000)
+    page.wait_for_selector("#run-header .pill.status-waiting", timeout=ms(30_000))
     page.locator("#run-actions > form button:has-text('Cancel run')").click()
     reason = f"customer withdrew the return {uuid.uuid4().hex[:6]}"
     page.fill("#cancel-dialog-reason", reason)
     page.locator("#cancel-dialog button[value=confirm]").click()
-    page.wait_for_selector("#run-header .pill.status-cancelled", timeout=30_000)
+    page.wait_for_selector("#run-header .pill.status-cancelled", timeout=ms(30_000))
 
     page.goto(f"/runs/{run_id}/events/")
     assert reason in page.inner_text("#event-log")
@@ -186,7 +188,8 @@ def test_compact_runs_list_shows_at_least_20_whole_runs_at_1280_by_800(
     visible = page.eval_on_selector_all(
         "#runs-table tbody tr",
         """rows => rows.filter(r => { const b = r.getBoundingClientRect();
-                                      return b.height > 0 && b.top >= 0 && b.bottom <= innerHeight; }).length""",
+                                      return b.height > 0 && b.top >= 0 """
+        """&& b.bottom <= innerHeight; }).length""",
     )
     assert visible >= 20, f"only {visible} whole rows on the screen"
     assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")

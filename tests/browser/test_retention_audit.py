@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from tests.browser.deadlines import ms
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 PHONE = {"width": 390, "height": 844}
@@ -31,7 +33,7 @@ def start_squares(page: Any, limit: int) -> str:
     page.fill("#id_input-work_ms", "0")
     page.click("form .card-footer button[type=submit]")
     page.wait_for_url(re.compile(r"/runs/[0-9a-f-]{36}/$"))
-    page.wait_for_selector("#run-header .pill.status-completed", timeout=120_000)
+    page.wait_for_selector("#run-header .pill.status-completed", timeout=ms(120_000))
     return str(page.url.rstrip("/").rsplit("/", 1)[-1])
 
 
@@ -75,7 +77,7 @@ def test_an_admin_creates_a_policy_sees_its_preview_runs_it_and_finds_it_in_the_
     assert "Never applied" in row.inner_text()
     preview = row.locator(f'.retention-preview [data-preview="{before - 1}"]')
     assert f"{before - 1} checkpoints" in preview.locator("strong").inner_text()
-    screenshot(page, "retention")
+    screenshot(page, "retention-policy-preview")  # "retention" is the screenshot test's
 
     # Run now: the confirmation says how many go; cancelling deletes nothing.
     row.locator("button:has-text('Run now')").click()
@@ -107,7 +109,9 @@ def test_an_admin_creates_a_policy_sees_its_preview_runs_it_and_finds_it_in_the_
     content = download.value.path().read_text(encoding="utf-8")
     exported = list(csv.reader(io.StringIO(content)))
     assert exported[0][:4] == ["created_at", "actor", "action", "outcome"]
-    assert [(r[1], r[2], r[3], r[6]) for r in exported[1:]] == [("admin", "prune", "ok", "policy squares-newest")]
+    assert [(r[1], r[2], r[3], r[6]) for r in exported[1:]] == [
+        ("admin", "prune", "ok", "policy squares-newest")
+    ]
 
     # The run's own row in the log links to it.
     page.goto(f"/audit/?run={run_id}")
@@ -152,7 +156,8 @@ def test_the_django_admins_changelists_fit_a_1280_px_screen(
         sizes = page.evaluate(
             """() => {
                 const results = document.querySelector('#changelist .results');
-                return [results.scrollWidth, results.clientWidth, document.documentElement.scrollWidth];
+                return [results.scrollWidth, results.clientWidth, """
+            """document.documentElement.scrollWidth];
             }"""
         )
         screenshot(page, f"admin-{model}")

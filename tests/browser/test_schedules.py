@@ -15,7 +15,11 @@ from typing import Any
 
 import pytest
 
+from tests.browser.deadlines import ms, wait_until
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+SCHEDULE_ROW = 'tr[data-schedule="squares every 5 s"]'
 
 
 def test_an_operator_schedules_a_workflow_sees_it_fire_pauses_and_triggers_it(
@@ -54,16 +58,16 @@ def test_an_operator_schedules_a_workflow_sees_it_fire_pauses_and_triggers_it(
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d CES?T", row.locator(".schedule-next").inner_text())
 
     # It fires on its own: the page, reloaded, links the run its last tick started.
-    for _ in range(60):
+    def fired() -> bool:
         page.reload()
-        row = page.locator('tr[data-schedule="squares every 5 s"]')
-        if row.locator(".schedule-last a.run-id").count():
-            break
-        page.wait_for_timeout(500)
-    screenshot(page, "schedules")
+        return bool(page.locator(f"{SCHEDULE_ROW} .schedule-last a.run-id").count())
+
+    wait_until(fired, timeout=30, what="a run started by the schedule", every=0.5)
+    row = page.locator(SCHEDULE_ROW)
+    screenshot(page, "schedules-fired")  # "schedules" is the screenshot test's
     row.locator(".schedule-last a.run-id").click()
     page.wait_for_url(re.compile(r"/runs/[0-9a-f-]{36}/$"))
-    page.wait_for_selector("#run-header .pill.status-completed", timeout=120_000)
+    page.wait_for_selector("#run-header .pill.status-completed", timeout=ms(120_000))
     page.click("a[data-schedule-link]")
     page.wait_for_url(re.compile(r"/schedules/#schedule-\d+$"))
 
@@ -77,6 +81,6 @@ def test_an_operator_schedules_a_workflow_sees_it_fire_pauses_and_triggers_it(
     assert "Start a run now?" in page.locator("dialog[open]").inner_text()
     page.locator("dialog[open] button[value=confirm]").click()
     page.wait_for_url(re.compile(r"/runs/[0-9a-f-]{36}/$"))
-    page.wait_for_selector("#run-header .pill.status-completed", timeout=120_000)
+    page.wait_for_selector("#run-header .pill.status-completed", timeout=ms(120_000))
     assert page.inner_text("a[data-schedule-link]") == "squares every 5 s"
     assert problems.all(allow=("status of 422",)) == []  # the refused cron above

@@ -1,5 +1,5 @@
 """Single sign-on in Chromium against a real server: "Sign in with Acme ID" goes to the
-provider (tests/dashboard/fake_oidc.py, a real OpenID Connect endpoint on a local port) and
+provider (tests/helpers/fake_oidc.py, a real OpenID Connect endpoint on a local port) and
 back, signed in with the roles the provider's groups map to; a refused account reads why on
 the sign-in page; passwords still work beside it."""
 
@@ -10,13 +10,15 @@ from typing import Any
 
 import pytest
 
-from tests.dashboard.fake_oidc import CLIENT_ID, CLIENT_SECRET, running_provider
+from tests.helpers.fake_oidc import CLIENT_ID, CLIENT_SECRET, running_provider
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def test_an_operator_signs_in_with_the_company_account(
-    deployment: Callable[..., Any], new_context: Callable[..., Any], login_as: Callable[..., None],
+    deployment: Callable[..., Any],
+    new_context: Callable[..., Any],
+    login_as: Callable[..., None],
     problems: Any,
 ) -> None:
     with running_provider() as provider:
@@ -33,14 +35,21 @@ def test_an_operator_signs_in_with_the_company_account(
         )
         page = new_context(base_url=server.url).new_page()
 
-        provider.next_account = {"sub": "u-1", "preferred_username": "ines", "email": "ines@acme.example",
-                                 "given_name": "Ines", "groups": ["payments-ops"]}
+        provider.next_account = {
+            "sub": "u-1",
+            "preferred_username": "ines",
+            "email": "ines@acme.example",
+            "given_name": "Ines",
+            "groups": ["payments-ops"],
+        }
         page.goto("/approvals/")
         page.click("#sso-sign-in")
         page.wait_for_url(f"{server.url}/approvals/")
         assert "ines" in page.inner_text("header")
         page.goto("/runs/start/")
-        assert page.locator("form .card-footer button[type=submit]").count() == 1  # Operator may start
+        assert (
+            page.locator("form .card-footer button[type=submit]").count() == 1
+        )  # Operator may start
 
         page.context.clear_cookies()
         provider.next_account = {"sub": "u-2", "preferred_username": "max", "groups": ["marketing"]}

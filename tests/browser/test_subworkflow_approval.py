@@ -12,6 +12,9 @@ from typing import Any
 
 import pytest
 
+from tests.browser.deadlines import ms
+from tests.browser.pages import approve_in_inbox
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 NO_RELOAD = "window.__stillTheSamePage = true"
@@ -41,7 +44,7 @@ def test_inner_approval_from_the_inbox_completes_the_outer_run(
     login_as(page, "ops")
 
     run_id = start_expense_claim(page, "Robin")
-    page.wait_for_selector("#run-header .pill.status-waiting", timeout=30_000)
+    page.wait_for_selector("#run-header .pill.status-waiting", timeout=ms(30_000))
     sub_node = '#run-graph g.node[data-executor="manager-review"]'
     assert page.get_attribute(sub_node, "data-kind") == "subworkflow"
     assert "sub-workflow: manager-review" in page.inner_text("#run-graph")
@@ -79,14 +82,13 @@ def test_inner_approval_from_the_inbox_completes_the_outer_run(
     assert "manager-review" in panel
     inbox.fill("#id_response-note", "Receipts attached")
     inbox.fill("#id_reason", "Within the travel budget")
-    inbox.click("#approval-panel button[value=approve]")
-    inbox.wait_for_selector("#approval-panel .decided-summary")
+    approve_in_inbox(inbox)
     inbox.close()
 
     # The decision resumes the inner workflow; the outer run completes, live, and the open
     # panel follows: the inner approval step is done and the sub-workflow finished.
-    page.wait_for_selector("#run-header .pill.status-completed", timeout=30_000)
-    page.wait_for_selector("#run-output-json + .json-tree .json-leaf", timeout=10_000)
+    page.wait_for_selector("#run-header .pill.status-completed", timeout=ms(30_000))
+    page.wait_for_selector("#run-output-json + .json-tree .json-leaf", timeout=ms(10_000))
     output = json.loads(page.text_content("#run-output-json") or "{}")
     assert output["status"] == "paid" and output["note"] == "Receipts attached"
     assert output["reviewed_by"] == "manager"
@@ -97,7 +99,7 @@ def test_inner_approval_from_the_inbox_completes_the_outer_run(
     page.wait_for_function(
         "() => document.querySelector('#subworkflow-0-graph"
         " g.node[data-inner-executor=\"manager-approval\"]').classList.contains('state-done')",
-        timeout=10_000,
+        timeout=ms(10_000),
     )
     assert "finished" in details.inner_text()
     intermediates = page.inner_text("#run-intermediate-outputs")

@@ -55,7 +55,13 @@ def db_alias(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(params=_on_each_database(transaction=True))
 def transactional_db_alias(request: pytest.FixtureRequest) -> str:
-    """Like ``db_alias``, with real transactions (committed data is visible to threads)."""
+    """Like ``db_alias``, with real transactions (committed data is visible to threads).
+
+    The database is emptied between tests, so the blobs this process remembers storing are
+    forgotten too: a save must not skip a blob that only an earlier test's database held."""
+    from dashboard.checkpoints.writes import forget_known_blobs
+
+    forget_known_blobs()
     alias: str = request.param
     return alias
 
@@ -182,8 +188,15 @@ def services_transactional_db(request: pytest.FixtureRequest) -> Iterator[str]:
         yield request.param
 
 
-@pytest.fixture(params=[pytest.param("pg", id="postgres", marks=[
-    pytest.mark.postgres, pytest.mark.django_db(databases=["pg"], transaction=True)])])
+@pytest.fixture(
+    params=[
+        pytest.param(
+            "pg",
+            id="postgres",
+            marks=[pytest.mark.postgres, pytest.mark.django_db(databases=["pg"], transaction=True)],
+        )
+    ]
+)
 def services_postgres_transactional_db(request: pytest.FixtureRequest) -> Iterator[str]:
     """Real commits on PostgreSQL only (races that need row locks SQLite does not have)."""
     with _default_answers_with(request.param):
@@ -224,7 +237,7 @@ def role_user() -> Callable[..., Any]:
 
 
 # ------------------------------------------------------------------------ dashboard pages
-# For tests/dashboard/test_web_*.py: signed-in clients by role, runs written straight to the
+# For tests/dashboard/web/: signed-in clients by role, runs written straight to the
 # database for list pages, and real runs driven through the services and the worker.
 
 
@@ -242,6 +255,63 @@ def client_as(role_user: Callable[..., Any]) -> Callable[..., Any]:
         return client
 
     return make
+
+
+# One fixture per role, under one name per meaning: ``<role>_user`` is a ``User`` holding that
+# role (for services and the API), ``<role>_client`` a test ``Client`` signed in as one (for
+# pages). The Admin role's are ``admin_role_*``: pytest-django's ``admin_user`` and
+# ``admin_client`` are a superuser, which holds every permission without any role.
+
+
+@pytest.fixture
+def operator_user(role_user: Callable[..., Any]) -> Any:
+    return role_user("olga", "Operator")
+
+
+@pytest.fixture
+def operator_client(client_as: Callable[..., Any]) -> Any:
+    return client_as("Operator", username="olga")
+
+
+@pytest.fixture
+def operator_approver_user(role_user: Callable[..., Any]) -> Any:
+    """An operator who may also decide approvals (the API and version tests do both)."""
+    return role_user("olga", "Operator", "Approver")
+
+
+@pytest.fixture
+def operator_approver_client(client_as: Callable[..., Any]) -> Any:
+    return client_as("Operator", "Approver", username="olga")
+
+
+@pytest.fixture
+def approver_user(role_user: Callable[..., Any]) -> Any:
+    return role_user("ann", "Approver")
+
+
+@pytest.fixture
+def approver_client(client_as: Callable[..., Any]) -> Any:
+    return client_as("Approver", username="ann")
+
+
+@pytest.fixture
+def viewer_user(role_user: Callable[..., Any]) -> Any:
+    return role_user("vic", "Viewer")
+
+
+@pytest.fixture
+def viewer_client(client_as: Callable[..., Any]) -> Any:
+    return client_as("Viewer", username="vic")
+
+
+@pytest.fixture
+def admin_role_user(role_user: Callable[..., Any]) -> Any:
+    return role_user("ada", "Admin")
+
+
+@pytest.fixture
+def admin_role_client(client_as: Callable[..., Any]) -> Any:
+    return client_as("Admin", username="ada")
 
 
 @pytest.fixture

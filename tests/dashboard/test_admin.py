@@ -50,7 +50,9 @@ def test_a_retention_policys_creation_time_is_shown_not_edited(admin_client: Cli
     from dashboard.models import RetentionPolicy
 
     policy = RetentionPolicy.objects.create(name="keep-5", keep_last_checkpoints=5)
-    page = admin_client.get(f"/admin/dashboard/retentionpolicy/{policy.pk}/change/").content.decode()
+    page = admin_client.get(
+        f"/admin/dashboard/retentionpolicy/{policy.pk}/change/"
+    ).content.decode()
     assert 'name="created_at' not in page and "Created at" in page
 
 

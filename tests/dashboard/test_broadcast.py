@@ -1,4 +1,4 @@
-"""dashboard/live/broadcast.py: what a commit hands to the channel layer, and in what order."""
+"""dashboard/broadcast.py: what a commit hands to the channel layer, and in what order."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import channel_layers, get_channel_layer
 from django.test import override_settings
 
-from dashboard.live import broadcast
+from dashboard import broadcast
 
 
 def events(run: str, *seqs: int) -> tuple[str, dict[str, Any]]:

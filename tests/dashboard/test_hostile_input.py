@@ -100,11 +100,6 @@ def session(user: Any) -> tuple[Client, dict[str, str]]:
     return client, {"X-CSRFToken": secret}
 
 
-@pytest.fixture
-def admin(role_user: Callable[..., Any]) -> Any:
-    return role_user("ada", "Admin")
-
-
 # ----------------------------------------------------------------------------- the JSON API
 
 # (path, body template, field the refusal names); "@" is where the hostile JSON text goes.
@@ -113,13 +108,18 @@ API_FIELDS = [
     ("/api/runs/", '{"workflow": "return-replace", "input": @}', "input"),
     ("/api/runs/", '{"workflow": "return-replace", "input": {"order_id": @}}', "input"),
     ("/api/runs/", '{"workflow": "return-replace", "input": {"refund_amount": @}}', "input"),
-    ("/api/runs/", '{"workflow": "squares", "input": {"limit": 2, "extra": [1, {"x": @}]}}',
-     "input"),
+    (
+        "/api/runs/",
+        '{"workflow": "squares", "input": {"limit": 2, "extra": [1, {"x": @}]}}',
+        "input",
+    ),
     ("/api/runs/{run}/resume/", '{"checkpoint_id": @}', "checkpoint_id"),
     ("/api/runs/{run}/fork/", '{"checkpoint_id": "{checkpoint}", "state": {"k": @}}', "state"),
-    ("/api/runs/{run}/fork/",
-     '{"checkpoint_id": "{checkpoint}", "executor_states": {"worker": {"k": @}}}',
-     "executor_states"),
+    (
+        "/api/runs/{run}/fork/",
+        '{"checkpoint_id": "{checkpoint}", "executor_states": {"worker": {"k": @}}}',
+        "executor_states",
+    ),
     ("/api/runs/{run}/hold/", '{"reason": @}', "reason"),
     ("/api/runs/{run}/hold/", '{"hold": @}', "hold"),
     ("/api/runs/{run}/cancel/", '{"note": @}', "note"),
@@ -127,10 +127,16 @@ API_FIELDS = [
     ("/api/approvals/{request}/decide/", '{"decision": "approve", "reason": @}', "reason"),
     ("/api/approvals/{request}/decide/", '{"decision": "reject", "reason": @}', "reason"),
     ("/api/approvals/{request}/decide/", '{"decision": "approve", "response": @}', "response"),
-    ("/api/approvals/{request}/decide/",
-     '{"decision": "approve", "response": {"note": @}}', "response"),
-    ("/api/approvals/{request}/decide/",
-     '{"decision": "approve", "response": {"discount_percent": @}}', "response"),
+    (
+        "/api/approvals/{request}/decide/",
+        '{"decision": "approve", "response": {"note": @}}',
+        "response",
+    ),
+    (
+        "/api/approvals/{request}/decide/",
+        '{"decision": "approve", "response": {"discount_percent": @}}',
+        "response",
+    ),
     ("/api/approvals/{request}/claim/", '{"release": @}', "release"),
     ("/api/retention/prune/", '{"policy": @, "dry_run": true}', "policy"),
     ("/api/retention/prune/", '{"dry_run": @}', "dry_run"),
@@ -146,12 +152,12 @@ def _target(path: str, run: WorkflowRun, approval: ApprovalRequest) -> str:
     "path, template, field", API_FIELDS, ids=[f"{p}:{t}" for p, t, _ in API_FIELDS]
 )
 def test_api_refuses_hostile_values_naming_the_field_and_writes_nothing(
-    admin: Any, path: str, template: str, field: str, value: str
+    admin_role_user: Any, path: str, template: str, field: str, value: str
 ) -> None:
     run, approval = waiting()
     latest = Checkpoint.objects.filter(run=run).order_by("-created_at").first()
     assert latest is not None
-    client, headers = session(admin)
+    client, headers = session(admin_role_user)
     body = template.replace("{checkpoint}", latest.pk).replace("@", value)
     before = snapshot()
 
@@ -171,16 +177,19 @@ def test_api_refuses_hostile_values_naming_the_field_and_writes_nothing(
     "path, template, field",
     [
         ("/api/runs/", '{"workflow": "squares", "input": {@: 1}}', "input"),
-        ("/api/approvals/{request}/decide/", '{"decision": "approve", "response": {@: 1}}',
-         "response"),
+        (
+            "/api/approvals/{request}/decide/",
+            '{"decision": "approve", "response": {@: 1}}',
+            "response",
+        ),
         ("/api/runs/{run}/hold/", '{"reason": "fine", "extra": {@: true}}', "extra"),
     ],
 )
 def test_api_refuses_hostile_keys_naming_the_field(
-    admin: Any, path: str, template: str, field: str, value: str
+    admin_role_user: Any, path: str, template: str, field: str, value: str
 ) -> None:
     run, approval = waiting()
-    client, headers = session(admin)
+    client, headers = session(admin_role_user)
     before = snapshot()
 
     response = client.post(
@@ -197,11 +206,11 @@ def test_api_refuses_hostile_keys_naming_the_field(
 
 @pytest.mark.parametrize("text", ["NaN", "Infinity", "-inf", "1e309"])
 def test_api_refuses_a_float_field_that_coerces_to_a_non_finite_number(
-    admin: Any, text: str
+    admin_role_user: Any, text: str
 ) -> None:
     # Sent as a string the body is clean; the input type turns it into a float no database
     # stores. The service refuses it after coercion, naming the field as type errors do.
-    client, headers = session(admin)
+    client, headers = session(admin_role_user)
     body = {"workflow": "return-replace", "input": {"refund_amount": text}}
 
     response = client.post("/api/runs/", body, content_type="application/json", headers=headers)
@@ -218,18 +227,30 @@ def test_api_refuses_a_float_field_that_coerces_to_a_non_finite_number(
     "value", ["\ud800", "x\udfffy", "a\x00b", float("nan"), float("inf"), -float("inf")]
 )
 def test_services_refuse_what_cannot_be_stored_whoever_calls_them(
-    admin: Any, value: Any
+    admin_role_user: Any, value: Any
 ) -> None:
     run, approval = waiting()
     before = snapshot()
     calls: list[tuple[Callable[[], Any], str]] = [
-        (lambda: services.run_start(workflow_name="return-replace",
-                                    input={"order_id": value}, user=admin), "order_id"),
-        (lambda: services.run_hold(run.pk, user=admin, reason=str(value)), "reason"),
-        (lambda: services.approval_decide(approval.request_id, user=admin, approved=False,
-                                          reason=str(value)), "reason"),
-        (lambda: services.approval_decide(approval.request_id, user=admin, approved=True,
-                                          response={"note": value}), "response"),
+        (
+            lambda: services.run_start(
+                workflow_name="return-replace", input={"order_id": value}, user=admin_role_user
+            ),
+            "order_id",
+        ),
+        (lambda: services.run_hold(run.pk, user=admin_role_user, reason=str(value)), "reason"),
+        (
+            lambda: services.approval_decide(
+                approval.request_id, user=admin_role_user, approved=False, reason=str(value)
+            ),
+            "reason",
+        ),
+        (
+            lambda: services.approval_decide(
+                approval.request_id, user=admin_role_user, approved=True, response={"note": value}
+            ),
+            "response",
+        ),
     ]
     for call, field in calls:
         if isinstance(value, float) and field == "reason":
@@ -242,7 +263,8 @@ def test_services_refuse_what_cannot_be_stored_whoever_calls_them(
 
 def test_unstorable_names_the_path_and_prints_bad_keys_safely() -> None:
     assert validation.unstorable({"a": [1, {"b": "\ud800"}]}) == (
-        "a.1.b", "contains a lone surrogate (\\ud800), which is not valid Unicode text"
+        "a.1.b",
+        "contains a lone surrogate (\\ud800), which is not valid Unicode text",
     )
     path, problem = validation.unstorable({"x\x00": 1}) or ("", "")
     assert path == "x\\u0000" and "key contains a NUL" in problem
@@ -262,12 +284,15 @@ def _page_client(user: Any) -> Client:
 
 @pytest.mark.parametrize("value", HOSTILE.values(), ids=HOSTILE.keys())
 def test_start_form_json_editor_refuses_hostile_values_beside_the_field(
-    admin: Any, value: str
+    admin_role_user: Any, value: str
 ) -> None:
-    response = _page_client(admin).post(
+    response = _page_client(admin_role_user).post(
         "/runs/start/",
-        {"workflow": "return-replace", "mode": "json",
-         "input-json": '{"order_id": "A", "refund_amount": @}'.replace("@", value)},
+        {
+            "workflow": "return-replace",
+            "mode": "json",
+            "input-json": '{"order_id": "A", "refund_amount": @}'.replace("@", value),
+        },
     )
 
     html = response.content.decode()
@@ -277,8 +302,10 @@ def test_start_form_json_editor_refuses_hostile_values_beside_the_field(
 
 
 @pytest.mark.parametrize("value", ["NaN", "inf", "1e309", "-Infinity"])
-def test_start_form_float_fields_refuse_non_finite_numbers(admin: Any, value: str) -> None:
-    response = _page_client(admin).post(
+def test_start_form_float_fields_refuse_non_finite_numbers(
+    admin_role_user: Any, value: str
+) -> None:
+    response = _page_client(admin_role_user).post(
         "/runs/start/", {"workflow": "return-replace", "input-refund_amount": value}
     )
 
@@ -288,14 +315,17 @@ def test_start_form_float_fields_refuse_non_finite_numbers(admin: Any, value: st
 
 
 @pytest.mark.parametrize("value", HOSTILE.values(), ids=HOSTILE.keys())
-def test_decision_form_refuses_hostile_json_responses(admin: Any, value: str) -> None:
+def test_decision_form_refuses_hostile_json_responses(admin_role_user: Any, value: str) -> None:
     _, approval = waiting()
     before = snapshot()
 
-    response = _page_client(admin).post(
+    response = _page_client(admin_role_user).post(
         f"/approvals/{approval.request_id}/decide/",
-        {"decision": "approve", "mode": "json",
-         "response-json": '{"discount_percent": 5, "note": @}'.replace("@", value)},
+        {
+            "decision": "approve",
+            "mode": "json",
+            "response-json": '{"discount_percent": 5, "note": @}'.replace("@", value),
+        },
     )
 
     assert response.status_code == 422
@@ -303,11 +333,11 @@ def test_decision_form_refuses_hostile_json_responses(admin: Any, value: str) ->
     assert snapshot() == before
 
 
-def test_decision_form_refuses_nul_in_the_reason(admin: Any) -> None:
+def test_decision_form_refuses_nul_in_the_reason(admin_role_user: Any) -> None:
     _, approval = waiting()
     before = snapshot()
 
-    response = _page_client(admin).post(
+    response = _page_client(admin_role_user).post(
         f"/approvals/{approval.request_id}/decide/", {"decision": "reject", "reason": "no\x00"}
     )
 
@@ -318,15 +348,19 @@ def test_decision_form_refuses_nul_in_the_reason(admin: Any) -> None:
 
 
 @pytest.mark.parametrize("value", HOSTILE.values(), ids=HOSTILE.keys())
-def test_fork_editor_refuses_hostile_state_beside_the_field(admin: Any, value: str) -> None:
+def test_fork_editor_refuses_hostile_state_beside_the_field(
+    admin_role_user: Any, value: str
+) -> None:
     run, _ = waiting()
     latest = Checkpoint.objects.filter(run=run).order_by("-created_at").first()
     assert latest is not None
     url = f"/runs/{run.pk}/checkpoints/{latest.pk}/"
-    client = _page_client(admin)
+    client = _page_client(admin_role_user)
     # The parked ReturnState's list of steps is JSON, typed into its own field of the editor.
-    steps = re.search(r'name="(f\d+)"[^>]*data-fork-field="state\.[^"]+\.completed_steps"',
-                      client.get(url).content.decode())
+    steps = re.search(
+        r'name="(f\d+)"[^>]*data-fork-field="state\.[^"]+\.completed_steps"',
+        client.get(url).content.decode(),
+    )
     assert steps is not None
     before = snapshot()
 
@@ -341,22 +375,28 @@ def test_fork_editor_refuses_hostile_state_beside_the_field(admin: Any, value: s
 
 
 def _big_json(size: int) -> bytes:
-    padding = size - len(b'{"workflow": "squares", "input": {"note": ""}}')
-    return b'{"workflow": "squares", "input": {"note": "' + b"x" * padding + b'"}}'
+    # A field the input has (unknown fields are refused), holding a legitimately long text.
+    padding = size - len(b'{"workflow": "return-replace", "input": {"order_id": ""}}')
+    return b'{"workflow": "return-replace", "input": {"order_id": "' + b"x" * padding + b'"}}'
 
 
 @pytest.mark.parametrize("size", [2 * 1024 * 1024, 10 * 1024 * 1024], ids=["2MiB", "10MiB"])
 def test_api_answers_413_json_naming_the_limit_for_oversize_bodies(
-    admin: Any, size: int
+    admin_role_user: Any, size: int
 ) -> None:
-    client, headers = session(admin)
-    token = create_token(admin, name="big")
+    client, headers = session(admin_role_user)
+    token = create_token(admin_role_user, name="big")
 
     for response in (
-        client.post("/api/runs/", _big_json(size), content_type="application/json",
-                    headers=headers),
-        Client().post("/api/runs/", _big_json(size), content_type="application/json",
-                      headers={"Authorization": f"Bearer {token}"}),
+        client.post(
+            "/api/runs/", _big_json(size), content_type="application/json", headers=headers
+        ),
+        Client().post(
+            "/api/runs/",
+            _big_json(size),
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {token}"},
+        ),
     ):
         assert response.status_code == 413, response.content[:300]
         assert response["Content-Type"].startswith("application/json")
@@ -365,8 +405,8 @@ def test_api_answers_413_json_naming_the_limit_for_oversize_bodies(
     assert not WorkflowRun.objects.exists()
 
 
-def test_api_accepts_a_body_just_under_the_limit(admin: Any) -> None:
-    client, headers = session(admin)
+def test_api_accepts_a_body_just_under_the_limit(admin_role_user: Any) -> None:
+    client, headers = session(admin_role_user)
 
     response = client.post(
         "/api/runs/", _big_json(MAX_BODY_BYTES), content_type="application/json", headers=headers
@@ -383,21 +423,34 @@ class _SameThreadASGIHandler(ASGIHandler):
         await self.handle(scope, receive, send)
 
 
-async def _post_chunked(path: str, body: bytes, token: str) -> tuple[int, dict[bytes, bytes], bytes]:
+async def _post_chunked(
+    path: str, body: bytes, token: str
+) -> tuple[int, dict[bytes, bytes], bytes]:
     """POST through Django's ASGI handler with no Content-Length (as chunked transfer)."""
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
-        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
-        "root_path": "", "server": ("testserver", 80), "client": ("127.0.0.1", 5000),
-        "headers": [(b"host", b"testserver"), (b"content-type", b"application/json"),
-                    (b"authorization", f"Bearer {token}".encode())],
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "server": ("testserver", 80),
+        "client": ("127.0.0.1", 5000),
+        "headers": [
+            (b"host", b"testserver"),
+            (b"content-type", b"application/json"),
+            (b"authorization", f"Bearer {token}".encode()),
+        ],
     }
     app = ApplicationCommunicator(_SameThreadASGIHandler(), scope)
     chunk = 256 * 1024
     for start in range(0, len(body), chunk):
         more = start + chunk < len(body)
         await app.send_input(
-            {"type": "http.request", "body": body[start:start + chunk], "more_body": more}
+            {"type": "http.request", "body": body[start : start + chunk], "more_body": more}
         )
     head = await app.receive_output(30)
     content = b""
@@ -410,13 +463,17 @@ async def _post_chunked(path: str, body: bytes, token: str) -> tuple[int, dict[b
 
 
 @pytest.mark.parametrize("size", [2 * 1024 * 1024, 10 * 1024 * 1024], ids=["2MiB", "10MiB"])
-def test_api_answers_413_to_oversize_bodies_without_a_content_length(admin: Any, size: int) -> None:
-    token = create_token(admin, name="chunked")
+def test_api_answers_413_to_oversize_bodies_without_a_content_length(
+    admin_role_user: Any, size: int
+) -> None:
+    token = create_token(admin_role_user, name="chunked")
     # As Django's test client does: the request must not close the test's connection.
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     try:
-        status, headers, content = async_to_sync(_post_chunked)("/api/runs/", _big_json(size), token)
+        status, headers, content = async_to_sync(_post_chunked)(
+            "/api/runs/", _big_json(size), token
+        )
     finally:
         request_started.connect(close_old_connections)
         request_finished.connect(close_old_connections)
@@ -429,10 +486,10 @@ def test_api_answers_413_to_oversize_bodies_without_a_content_length(admin: Any,
 
 @pytest.mark.parametrize("enforce_csrf", [False, True], ids=["view-reads", "csrf-reads"])
 def test_pages_answer_a_readable_413_page_for_oversize_forms(
-    admin: Any, enforce_csrf: bool
+    admin_role_user: Any, enforce_csrf: bool
 ) -> None:
     client = Client(enforce_csrf_checks=enforce_csrf)
-    client.force_login(admin)
+    client.force_login(admin_role_user)
     client.cookies[settings.CSRF_COOKIE_NAME] = get_random_string(32)
     size = settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1024
 

@@ -1,4 +1,4 @@
-"""No import cycles among dashboard modules, not even through imports inside functions.
+"""Imports among dashboard packages only run down the layers, and no module cycle exists.
 
 Every module under dashboard/ is parsed with ``ast`` (nothing is imported) and every import
 statement counts: at module level, inside functions and methods, in ``try``/``if`` blocks.
@@ -8,13 +8,16 @@ the module an import names (``from dashboard.execution import tasks`` -> the sub
 ``__init__``, whose re-exports are edges of their own). A package's ``__init__`` is not counted
 as imported just because one of its submodules is.
 
-A lower layer that needs a higher one publishes an interface (``services.dispatch``) that the
-higher layer plugs into from ``DashboardConfig.ready()``; see STYLE.md, "Layout of the Django side".
+``LAYERS`` is the architecture in one place: a package may import from packages in lower layers
+only, never from its own layer or above. A lower layer that needs a higher one publishes an
+interface (``services.dispatch``) that the higher layer plugs into from
+``DashboardConfig.ready()``; see STYLE.md, "Layout of the Django side".
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -23,17 +26,17 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "dashboard"
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-def dashboard_modules() -> dict[str, Path]:
+def dashboard_modules(root: Path = ROOT) -> dict[str, Path]:
     return {
-        module_name(path): path
-        for path in sorted((ROOT / PACKAGE).rglob("*.py"))
+        module_name(path, root): path
+        for path in sorted((root / PACKAGE).rglob("*.py"))
         if "migrations" not in path.parts
     }
 
@@ -70,9 +73,22 @@ def _absolute(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join([*base, *([node.module] if node.module else [])])
 
 
-def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
-    """module -> the dashboard modules it imports (by any import statement it contains)."""
-    graph: dict[str, set[str]] = {name: set() for name in modules}
+@dataclass(frozen=True)
+class Edge:
+    """One import statement from one dashboard module to another."""
+
+    source: str
+    target: str
+    path: str  # relative to the checkout
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.source} imports {self.target}"
+
+
+def import_edges(modules: dict[str, Path], root: Path = ROOT) -> list[Edge]:
+    """Every import from one dashboard module to another, with where it is written."""
+    edges: list[Edge] = []
     for name, path in modules.items():
         is_package = path.name == "__init__.py"
         for node in _imports(ast.parse(path.read_text(encoding="utf-8"), str(path))):
@@ -90,8 +106,59 @@ def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
                 while target and target not in modules:
                     target = target.rpartition(".")[0]
                 if target and target != name:
-                    graph[name].add(target)
+                    where = path.relative_to(root).as_posix()
+                    edges.append(Edge(name, target, where, node.lineno))
+    return edges
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """module -> the dashboard modules it imports (by any import statement it contains)."""
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for edge in import_edges(modules):
+        graph[edge.source].add(edge.target)
     return graph
+
+
+# Lowest first. A name is a package (or a top-level module) directly under dashboard/;
+# "dashboard" is the package's own __init__.
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"core", "catalog", "instruments", "models", "renderers"}),
+    frozenset({"access", "checkpoints", "broadcast"}),
+    frozenset({"services", "selectors"}),
+    frozenset({"execution", "observability"}),
+    frozenset({"notifications", "demo"}),
+    frozenset({"api", "web", "admin", "management"}),
+    frozenset({"config"}),
+    frozenset({"apps", "dashboard"}),
+)
+
+
+def package_of(module: str) -> str:
+    """The top-level dashboard package (or module) that ``module`` belongs to."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def layer_of(package: str) -> int:
+    for level, packages in enumerate(LAYERS):
+        if package in packages:
+            return level
+    raise LookupError(f"dashboard package {package!r} is in no layer; add it to LAYERS")
+
+
+def upward_imports(edges: list[Edge]) -> list[str]:
+    """Every import from a package to one in its own layer or above, as a readable line."""
+    found = []
+    for edge in edges:
+        source, target = package_of(edge.source), package_of(edge.target)
+        if source == target:
+            continue
+        if layer_of(target) >= layer_of(source):
+            found.append(
+                f"{edge}  ({target}, layer {layer_of(target)}, is not below "
+                f"{source}, layer {layer_of(source)})"
+            )
+    return found
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -140,10 +207,30 @@ def test_dashboard_modules_import_each_other_without_a_cycle() -> None:
         pytest.fail("import cycle among dashboard modules:\n  " + "\n  -> ".join(cycle))
 
 
-def test_services_never_import_the_layers_that_plug_into_them() -> None:
-    """services hand runs and notifications upwards through services.dispatch only."""
-    graph = import_graph(dashboard_modules())
-    above = ("dashboard.execution.tasks", "dashboard.execution.worker", "dashboard.approvals")
-    for module, targets in graph.items():
-        if module.startswith("dashboard.services"):
-            assert not [t for t in targets if t.startswith(above)], (module, sorted(targets))
+def test_every_dashboard_package_sits_in_a_layer() -> None:
+    packages = {package_of(name) for name in dashboard_modules()}
+    placed = set().union(*LAYERS)
+    assert packages - placed == set(), "add these packages to LAYERS"
+    assert placed - packages <= {"renderers"}, "LAYERS names packages that do not exist"
+
+
+def test_dashboard_imports_only_run_down_the_layers() -> None:
+    offenders = upward_imports(import_edges(dashboard_modules()))
+    if offenders:
+        pytest.fail("imports that run up or across the layers:\n  " + "\n  ".join(offenders))
+
+
+def test_a_planted_upward_import_is_named_with_its_file_and_line(tmp_path: Path) -> None:
+    for folder in ("dashboard", "dashboard/services", "dashboard/web"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "dashboard/web/forms.py").write_text("from dashboard.services import planted\n")
+    (tmp_path / "dashboard/services/planted.py").write_text(
+        "import os\n\n\ndef later():\n    from dashboard.web import forms\n"
+    )
+    edges = import_edges(dashboard_modules(tmp_path), tmp_path)
+    expected = (
+        "dashboard/services/planted.py:5: dashboard.services.planted imports "
+        "dashboard.web.forms  (web, layer 5, is not below services, layer 2)"
+    )
+    assert upward_imports(edges) == [expected]

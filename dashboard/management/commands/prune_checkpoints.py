@@ -17,11 +17,15 @@ class Command(BaseCommand):
         parser.add_argument("--policy", help="the name of one policy (enabled or not)")
         parser.add_argument("--batch-size", type=int, default=services.retention.BATCH_SIZE)
 
-    def handle(self, *args: Any, dry_run: bool, policy: str | None, batch_size: int, **options: Any) -> None:
+    def handle(
+        self, *args: Any, dry_run: bool, policy: str | None, batch_size: int, **options: Any
+    ) -> None:
         if batch_size < 1:
             raise CommandError("--batch-size must be at least 1")
         try:
-            reports = services.checkpoint_prune(policy=policy, dry_run=dry_run, batch_size=batch_size)
+            reports = services.checkpoint_prune(
+                policy=policy, dry_run=dry_run, batch_size=batch_size
+            )
         except services.ServiceError as exc:
             raise CommandError(exc.message) from None
         if not reports:

@@ -4,8 +4,9 @@ the shell through ``services.run_start`` (the API's door), then follow it until 
 Exit status: 0 completed (its output printed on stdout as JSON, in the readable form the
 dashboard shows, or with ``--raw`` exactly as the JSON API returns it), 1 failed or cancelled,
 2 the input or the workflow name was refused (with the validation messages). A user who may
-not start runs (``--user``) is refused with 1; Ctrl-C stops following with 130, the run goes on. Progress goes to stderr:
-a line redrawn in place on a terminal, one line per change otherwise (logs, CI).
+not start runs (``--user``) is refused with 1; Ctrl-C stops following with 130, the run goes
+on. Progress goes to stderr: a line redrawn in place on a terminal, one line per change
+otherwise (logs, CI).
 
 Following reads the run row every ``--interval`` seconds: the row is the truth about a run in
 both modes, and a shell has no websocket. In embedded mode (no ``REDIS_URL``) there are no
@@ -46,13 +47,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name", help="a registered workflow (see `manage.py workflows`)")
         parser.add_argument(
-            "--input", default="{}", help="the run's input as JSON (default: {}, the type's defaults)"
+            "--input",
+            default="{}",
+            help="the run's input as JSON (default: {}, the type's defaults)",
         )
+        parser.add_argument("--no-follow", action="store_true", help="print the run id and return")
         parser.add_argument(
-            "--no-follow", action="store_true", help="print the run id and return"
-        )
-        parser.add_argument(
-            "--user", default="", help="start it as this user (their role applies; default: the system)"
+            "--user",
+            default="",
+            help="start it as this user (their role applies; default: the system)",
         )
         parser.add_argument(
             "--interval", type=float, default=0.5, help="seconds between looks at the run"
@@ -91,7 +94,8 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             progress.close()
             raise CommandError(
-                f"stopped following run {run.pk}; it goes on (see {reverse('dashboard:run_detail', args=[run.pk])})",
+                f"stopped following run {run.pk}; it goes on "
+                f"(see {reverse('dashboard:run_detail', args=[run.pk])})",
                 returncode=INTERRUPTED,
             ) from None
         # The task that finished the run may still be sending its last events.
@@ -193,7 +197,8 @@ class Progress:
         for approval in pending:
             self.write(
                 f"  waiting for an answer to {approval.request_id} from executor "
-                f"{approval.executor_id}: decide it on the dashboard ({reverse('dashboard:approval_inbox')})"
+                f"{approval.executor_id}: decide it on the dashboard "
+                f"({reverse('dashboard:approval_inbox')})"
             )
 
     def close(self) -> None:

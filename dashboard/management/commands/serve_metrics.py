@@ -9,7 +9,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from dashboard.observability import exporter, processes
+from dashboard.instruments import processes
+from dashboard.observability import exporter
 
 
 class Command(BaseCommand):

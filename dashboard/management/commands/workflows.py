@@ -8,8 +8,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from dashboard.execution import registry
-from dashboard.execution.workflow_sources import Registration
+from dashboard import catalog
+from dashboard.catalog.sources import Registration
 
 
 class Command(BaseCommand):
@@ -24,7 +24,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, as_json: bool, **options: Any) -> None:
-        described = [describe(registration) for registration in registry.load().values()]
+        described = [describe(registration) for registration in catalog.load().values()]
         if as_json:
             self.stdout.write(json.dumps({"workflows": described}, indent=2, ensure_ascii=False))
         else:
@@ -69,23 +69,23 @@ def describe(registration: Registration) -> dict[str, Any]:
         "error": None,
     }
     try:
-        workflow = registry.describe(registration.name)
-        requests = registry.request_types(registration.name)
-        input_type = registry.input_type(registration.name)
-        versions = list(registry.versions(registration.name))
+        workflow = catalog.describe(registration.name)
+        requests = catalog.request_types(registration.name)
+        input_type = catalog.input_type(registration.name)
+        versions = list(catalog.versions(registration.name))
     except Exception as exc:  # noqa: BLE001 - an author's builder may raise anything; list the rest
         item["error"] = f"{type(exc).__name__}: {exc}"
         return item
     item.update(
         description=workflow.description or "",
         input_type=type_label(input_type),
-        input_schema=registry.value_schema(input_type),
+        input_schema=catalog.value_schema(input_type),
         requests=[
             {
                 "executor": request.executor,
                 "request_type": type_label(request.request_type),
                 "response_type": type_label(request.response_type),
-                "response_schema": registry.value_schema(request.response_type),
+                "response_schema": catalog.value_schema(request.response_type),
             }
             for request in requests
         ],

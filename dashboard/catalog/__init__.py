@@ -1,0 +1,59 @@
+"""What this deployment runs: its workflows by name, and its periodic jobs.
+
+* ``workflows``: the registered workflows, by name, built and described on demand, with their
+  input and response types (JSON schemas for the forms, validation for the API);
+* ``sources``: where they come from (entry points, ``SUPERSTEP_WORKFLOWS`` modules, settings,
+  the demo), all imported when Django starts;
+* ``periodic_jobs``: the periodic jobs and their intervals, declared once and free of Django
+  (Celery beat's ``beat_schedule`` and the embedded threads both read it).
+
+Callers use the lookups re-exported here: ``catalog.names()``, ``catalog.build(name)``.
+"""
+
+from dashboard.catalog.workflows import (
+    InputError,
+    RequestType,
+    UnknownWorkflowError,
+    build,
+    current_version,
+    default_input,
+    describe,
+    input_schema,
+    input_type,
+    load,
+    names,
+    registration,
+    reload,
+    request_types,
+    response_type,
+    to_json,
+    type_label,
+    unknown_fields,
+    validate_value,
+    value_schema,
+    versions,
+)
+
+__all__ = [
+    "InputError",
+    "RequestType",
+    "UnknownWorkflowError",
+    "build",
+    "current_version",
+    "default_input",
+    "describe",
+    "input_schema",
+    "input_type",
+    "load",
+    "names",
+    "registration",
+    "reload",
+    "request_types",
+    "response_type",
+    "to_json",
+    "type_label",
+    "unknown_fields",
+    "validate_value",
+    "value_schema",
+    "versions",
+]

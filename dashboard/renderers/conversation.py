@@ -1,0 +1,157 @@
+"""An agent executor's conversation read as a chat, from a checkpoint's JSON: who said what,
+the tools it called with their arguments and results, the approvals it asked for and how
+they were answered. Pure: no Django, nothing decoded (the types a checkpoint names need not
+be importable to read it).
+
+Where the conversation comes from: the agent's session keeps every message it saw and said
+(``agent_session.state.in_memory.messages``, MAF's own dicts); an agent whose history lives
+with its service has none there, and then the executor's ``full_conversation`` and ``cache``
+(codec-tagged ``Message`` values) are what the checkpoint knows. Long threads are read a page
+at a time: the newest ``PAGE`` turns, and a count of the earlier ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+__all__ = ["PAGE", "Conversation", "Part", "Turn", "conversation_of", "conversations_of"]
+
+PAGE = 50
+_TEXT_LIMIT = 4000  # characters of one part shown; the state tree has the rest
+
+PartKind = Literal["text", "call", "result", "approval_request", "approval_response", "other"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Part:
+    """One piece of a message: its text, or a tool call, a result, an approval..."""
+
+    kind: PartKind
+    text: str = ""
+    name: str = ""  # the function a call, result or approval is about
+    arguments: str = ""  # a call's arguments as indented JSON
+    approved: bool | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Turn:
+    role: str
+    author: str
+    parts: tuple[Part, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Conversation:
+    """One agent executor's conversation: its newest turns, and how many came before."""
+
+    executor_id: str
+    turns: tuple[Turn, ...]
+    earlier: int
+
+    @property
+    def total(self) -> int:
+        return self.earlier + len(self.turns)
+
+
+def _untagged(value: Any) -> Any:
+    """A codec-tagged MAF value (``{"$t": "agent", "v": ...}``) as MAF's own dict."""
+    if isinstance(value, Mapping) and value.get("$t") == "agent":
+        return value.get("v")
+    return value
+
+
+def _messages(state: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
+    session = state.get("agent_session")
+    if isinstance(session, Mapping):
+        memory = (session.get("state") or {}).get("in_memory")
+        if isinstance(memory, Mapping) and isinstance(memory.get("messages"), list):
+            return [m for m in memory["messages"] if isinstance(m, Mapping)]
+    if "full_conversation" not in state and "cache" not in state:
+        return None  # not an agent executor's state
+    found: list[Mapping[str, Any]] = []
+    for key in ("full_conversation", "cache"):
+        for item in state.get(key) or []:
+            message = _untagged(item)
+            if isinstance(message, Mapping) and message not in found:
+                found.append(message)
+    return found
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _TEXT_LIMIT else text[:_TEXT_LIMIT] + "…"
+
+
+def _json(value: Any) -> str:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return _clip(value)
+    return _clip(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
+
+
+def _part(content: Mapping[str, Any], names: dict[str, str]) -> Part | None:
+    kind = content.get("type")
+    if kind == "text":
+        return Part("text", text=_clip(str(content.get("text") or "")))
+    if kind == "function_call":
+        name = str(content.get("name") or "")
+        names[str(content.get("call_id"))] = name
+        return Part("call", name=name, arguments=_json(content.get("arguments")))
+    if kind == "function_result":
+        result = content.get("result")
+        shown = result if isinstance(result, str) else _json(result)
+        return Part("result", name=names.get(str(content.get("call_id")), ""), text=_clip(shown))
+    if kind in ("function_approval_request", "function_approval_response"):
+        call = content.get("function_call") or {}
+        name = str(call.get("name") or "") if isinstance(call, Mapping) else ""
+        if kind == "function_approval_request":
+            arguments = call.get("arguments") if isinstance(call, Mapping) else None
+            return Part("approval_request", name=name, arguments=_json(arguments))
+        return Part("approval_response", name=name, approved=bool(content.get("approved")))
+    if kind in ("usage", "text_reasoning") or kind is None:
+        return None  # bookkeeping, not something anyone said
+    return Part("other", text=str(kind))
+
+
+def _turn(message: Mapping[str, Any], names: dict[str, str]) -> Turn | None:
+    contents = message.get("contents")
+    parts = [
+        part
+        for content in (contents if isinstance(contents, list) else [])
+        if isinstance(content, Mapping) and (part := _part(content, names)) is not None
+    ]
+    if not parts:
+        return None
+    return Turn(
+        role=str(message.get("role") or ""),
+        author=str(message.get("author_name") or message.get("role") or ""),
+        parts=tuple(parts),
+    )
+
+
+def conversation_of(executor_id: str, state: Any, *, newest: int = PAGE) -> Conversation | None:
+    """The conversation in an executor's checkpoint state, None when it is no agent's."""
+    if not isinstance(state, Mapping):
+        return None
+    messages = _messages(state)
+    if messages is None:
+        return None
+    names: dict[str, str] = {}  # call id -> function name, for the results
+    turns = [turn for message in messages if (turn := _turn(message, names)) is not None]
+    shown = turns[-newest:] if newest > 0 else []
+    return Conversation(executor_id, tuple(shown), earlier=len(turns) - len(shown))
+
+
+def conversations_of(executor_states: Any, *, newest: int = PAGE) -> Sequence[Conversation]:
+    """Every agent executor's conversation in a checkpoint's ``executor_states``."""
+    if not isinstance(executor_states, Mapping):
+        return []
+    found = [
+        conversation_of(str(executor_id), state, newest=newest)
+        for executor_id, state in sorted(executor_states.items())
+    ]
+    return [conversation for conversation in found if conversation is not None]

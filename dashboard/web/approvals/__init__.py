@@ -1,0 +1,6 @@
+"""The approvals inbox: pending requests, the decision form, and the archive of decisions.
+
+* ``views``: the inbox (live), assigning, claiming and deciding, one or many, and the archive;
+* ``forms``: the inbox's filters and the decision's reason;
+* ``request_summary``: what a request asks, as short lines for the panel and the inbox list.
+"""
