@@ -6,12 +6,14 @@ showing at least 20 runs on a 1280×800 screen."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.deadlines import ms
 from tests.browser.pages import RUN_URL
@@ -185,12 +187,14 @@ def test_compact_runs_list_shows_at_least_20_whole_runs_at_1280_by_800(
     assert page.inner_text("#runs-density") == "Normal density"
     page.goto("/")  # remembered by this browser without the parameter
     page.wait_for_selector("#runs-table .runs-table-compact")
-    visible = page.eval_on_selector_all(
-        "#runs-table tbody tr",
-        """rows => rows.filter(r => { const b = r.getBoundingClientRect();
-                                      return b.height > 0 && b.top >= 0 """
-        """&& b.bottom <= innerHeight; }).length""",
-    )
+    whole_rows = """() => Array.from(document.querySelectorAll("#runs-table tbody tr"))
+        .filter(r => { const b = r.getBoundingClientRect();
+                       return b.height > 0 && b.top >= 0 && b.bottom <= innerHeight; }).length"""
+    # A live refresh may be swapping the table in the moment it is counted: count once it
+    # has settled, and say how many showed if it never reaches 20.
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(f"({whole_rows})() >= 20", timeout=ms(10_000))
+    visible = page.evaluate(whole_rows)
     assert visible >= 20, f"only {visible} whole rows on the screen"
     assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
     # The live refresh keeps the density.
