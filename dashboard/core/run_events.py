@@ -109,6 +109,9 @@ class ModelCall(TypedDict):
     output_tokens: int
     cost: str | None
     at: float
+    # The superstep whose checkpoint committed the call: None until that checkpoint is saved
+    # (and absent from calls recorded before it was).
+    iteration: int | None
 
 
 class RunRecovered(TypedDict):
@@ -323,6 +326,7 @@ def model_call(
     output_tokens: int,
     cost: str | None,
     at: float,
+    iteration: int | None = None,
 ) -> ModelCall:
     return {
         "type": "model_call",
@@ -332,6 +336,7 @@ def model_call(
         "output_tokens": output_tokens,
         "cost": cost,
         "at": at,
+        "iteration": iteration,
     }
 
 

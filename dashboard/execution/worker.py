@@ -88,6 +88,11 @@ class _RunStorage(DjangoCheckpointStorage):
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
         # Taken on the loop that appends them, before the write's thread runs.
         self._events = drain(self._pending, _event_dict)
+        for event in self._events:
+            # A reply is heard from the observer, which knows no superstep; the checkpoint it
+            # is committed with says which one it belongs to (what a resume would run again).
+            if event.get("type") == "model_call" and event.get("iteration") is None:
+                event["iteration"] = checkpoint.iteration_count
         try:
             return await super().save(checkpoint)
         except _CONNECTION_LOST as exc:

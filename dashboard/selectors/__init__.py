@@ -37,6 +37,7 @@ from dashboard.selectors.execution import (
     EXECUTOR_EVENT_TYPES,
     executors_completed,
     executors_run_after,
+    model_calls_after,
     requests_raised_after,
     run_executor_events,
 )
@@ -108,6 +109,7 @@ __all__ = [
     "executors_completed",
     "executors_run_after",
     "keyset",
+    "model_calls_after",
     "newest_run_id",
     "pending_approval_count",
     "pending_approvals_by_run",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
+from decimal import Decimal
 from typing import Any
 
 from dashboard.models import (
@@ -13,6 +15,7 @@ __all__ = [
     "EXECUTOR_EVENT_TYPES",
     "executors_completed",
     "executors_run_after",
+    "model_calls_after",
     "requests_raised_after",
     "run_executor_events",
 ]
@@ -60,6 +63,41 @@ def executors_run_after(run_id: uuid.UUID, superstep: int) -> list[str]:
         .values_list("data__executor_id", flat=True)
     )
     return list(dict.fromkeys(str(name) for name in rows if name))
+
+
+@dataclasses.dataclass(frozen=True)
+class RerunCalls:
+    """The model calls one executor made on one model after a superstep: what a resume or a
+    fork from there asks of the model again, and what those calls cost the first time."""
+
+    executor_id: str
+    model: str
+    calls: int
+    tokens: int
+    cost: Decimal | None
+
+
+def model_calls_after(run_id: uuid.UUID, superstep: int) -> list[RerunCalls]:
+    """The run's model calls committed after ``superstep``, by executor and model, in order
+    of the first call."""
+    rows = RunEvent.objects.filter(
+        run_id=run_id, type="model_call", data__iteration__gt=superstep
+    ).order_by("seq")
+    found: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for data in rows.values_list("data", flat=True):
+        found.setdefault((str(data["executor_id"]), str(data["model"])), []).append(data)
+    return [
+        RerunCalls(
+            executor_id=executor_id,
+            model=model,
+            calls=len(calls),
+            tokens=sum(int(c["input_tokens"]) + int(c["output_tokens"]) for c in calls),
+            cost=None
+            if any(c.get("cost") is None for c in calls)
+            else sum((Decimal(c["cost"]) for c in calls), Decimal(0)),
+        )
+        for (executor_id, model), calls in found.items()
+    ]
 
 
 def requests_raised_after(run_id: uuid.UUID, superstep: int) -> int:

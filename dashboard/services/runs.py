@@ -364,7 +364,9 @@ def run_fork(
         origin = locked_run(run_id)
         checkpoint = _checkpoint_of(origin, checkpoint_id)
         version = _ensure_same_graph(origin.workflow_name, checkpoint)
-        edited = _edited_checkpoint(checkpoint, state, executor_states, messages)
+        edited = _edited_checkpoint(
+            origin.workflow_name, checkpoint, state, executor_states, messages
+        )
         reason = validation.reason_for("fork a run", reason, user=user)
         fork = WorkflowRun.objects.create(
             workflow_name=origin.workflow_name,
@@ -445,7 +447,7 @@ def fork_check(
         raise NotFound(f"no run with id {run_id}")
     checkpoint = _checkpoint_of(origin, checkpoint_id)
     _ensure_same_graph(origin.workflow_name, checkpoint)
-    _edited_checkpoint(checkpoint, state, executor_states, messages)
+    _edited_checkpoint(origin.workflow_name, checkpoint, state, executor_states, messages)
 
 
 def _require_storable_edits(state: Any, executor_states: Any, messages: Any) -> None:
@@ -455,6 +457,7 @@ def _require_storable_edits(state: Any, executor_states: Any, messages: Any) -> 
 
 
 def _edited_checkpoint(
+    name: str,
     checkpoint: Checkpoint,
     state: dict[str, Any] | None,
     executor_states: dict[str, dict[str, Any]] | None,
@@ -467,8 +470,10 @@ def _edited_checkpoint(
     source = DjangoCheckpointStorage().decode(checkpoint.document)
     doc = source.to_dict()
     # The graph that wrote the checkpoint (a version kept side by side, maybe): its executors
-    # and handlers are what the fork runs on, and building it registers its types.
-    name, version = checkpoint.workflow_name, checkpoint.graph_signature_hash
+    # and handlers are what the fork runs on, and building it registers its types. ``name``
+    # is the run's registered name: the engine's own may differ (every sequential
+    # orchestration calls itself "Sequential").
+    version = checkpoint.graph_signature_hash
     current = version == catalog.current_version(name)
     workflow = catalog.describe(name) if current else catalog.build(name, version=version)
     errors: dict[str, str] = {}

@@ -77,3 +77,51 @@ def test_an_operator_watches_an_agents_reply_stream_in_and_a_viewer_joins_midway
         assert "Conversation · researcher" in page.text_content("main")
         assert page.is_hidden("#run-live-replies")  # nothing is being written any more
     assert problems.all() == []
+
+
+def test_a_fork_with_an_edited_prompt_writes_a_different_report(
+    new_context: Callable[..., Any], login_as: Callable[..., None], problems: Any
+) -> None:
+    operator = new_context().new_page()
+    login_as(operator, "ops")
+    viewer = new_context().new_page()
+    login_as(viewer, "viewer")
+    operator.goto("/runs/start/?workflow=research-report")
+    operator.fill("#id_input-json", "Write about durable workflows")
+    operator.click("form .card-footer button[type=submit]")
+    operator.wait_for_url(RUN_URL)
+    run_id = operator.url.rstrip("/").rsplit("/", 1)[-1]
+    operator.wait_for_selector("#run-header .pill.status-completed", timeout=ms(60_000))
+    viewer.goto("/?workflow=research-report")
+    viewer.evaluate(NO_RELOAD)
+
+    # The prompt the orchestration handed its first agent is in flight after superstep 1: the
+    # editor shows it as the user's message, not as a tree of JSON.
+    operator.goto(f"/runs/{run_id}/?timeline=all")
+    operator.locator("#run-timeline a.timeline-card", has_text=re.compile(r"Superstep 1\b")).click()
+    operator.click("a[data-fork-open]")
+    operator.wait_for_selector("#fork-details[open]")
+    prompt = operator.locator('#fork-editor [data-fork-group="messages"] [data-fork-message]')
+    assert prompt.count() == 1 and "user" in prompt.locator("label").inner_text()
+    assert prompt.locator("textarea").input_value() == "Write about durable workflows"
+    assert operator.locator('#fork-editor [data-fork-group="messages"] textarea.code').count() == 0
+    prompt.locator("textarea").fill("Write about tide pools")
+    operator.click("button[data-fork-review]")
+    dialog = operator.locator("#fork-dialog[open]")
+    dialog.wait_for(state="visible")
+    assert "Write about tide pools" in dialog.locator("[data-fork-changes]").inner_text()
+    assert "Model calls that may run again in the fork: researcher" in dialog.inner_text()
+    operator.fill("#fork-reason", "the customer asked about tide pools")
+    dialog.locator("button[data-fork-confirm-button]").click()
+    operator.wait_for_url(lambda url: run_id not in url and RUN_URL.search(url) is not None)
+    fork_id = operator.url.rstrip("/").rsplit("/", 1)[-1]
+
+    # The agents write again, from the edited prompt; the viewer's list shows the fork finish.
+    operator.wait_for_selector("#run-header .pill.status-completed", timeout=ms(60_000))
+    editor = operator.locator(".conversation[data-executor=editor]")
+    editor.wait_for(timeout=ms(30_000))
+    assert "tide pools" in editor.inner_text() and "durable workflows" not in editor.inner_text()
+    row = viewer.locator(f'#runs-table tr:has(a[href="/runs/{fork_id}/"])')
+    row.locator(".pill.status-completed").wait_for(timeout=ms(60_000))
+    assert "fork" in row.inner_text() and viewer.evaluate(SAME_PAGE)
+    assert problems.all() == []

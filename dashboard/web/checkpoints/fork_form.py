@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from dashboard.renderers.diff_values import shape, short_name, tree
 from dashboard.renderers.jsondiff import diff_json
+from dashboard.web.checkpoints import fork_conversation
 from dashboard.web.checkpoints.fork_editor import (
     TAG,
     Invalid,
@@ -42,7 +43,9 @@ __all__ = ["Edits", "Field", "ForkEditor", "Group"]
 MAX_CHANGES = 30
 WIDTH = 76
 Path = tuple[str | int, ...]
-Widget = Literal["input", "date", "textarea", "select"]
+# "message": one message's text in a conversation; "note": what else a message holds (a tool
+# call, a result), shown in its place and kept as it is.
+Widget = Literal["input", "date", "textarea", "select", "message", "note"]
 
 _LABELS = {
     "none": "None",
@@ -75,6 +78,11 @@ class Field:
     text: str = ""
     choices: tuple[str, ...] = ()
     errors: list[str] = field(default_factory=list)
+    # A message's text: the role of who said it, its id and where the value holding it starts
+    # (the same reply can be kept twice in one value, and an edit is an edit of both).
+    role: str = ""
+    message_id: str = ""
+    root: Path = ()
 
     @property
     def id(self) -> str:
@@ -99,10 +107,15 @@ class Group:
     path: Path
     fields: list[Field] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    earlier: int = 0  # a conversation's earlier messages, kept as they are
 
     @property
     def dotted(self) -> str:
         return ".".join(map(str, self.path))
+
+    @property
+    def chat(self) -> bool:
+        return any(item.widget in ("message", "note") for item in self.fields)
 
 
 @dataclass(frozen=True)
@@ -158,7 +171,10 @@ class ForkEditor:
                 values[item.path] = _field_value(item)
             except Invalid as exc:
                 item.errors.append(exc.text)
-        return None if self.has_errors else _assemble(self.document, values)
+        if self.has_errors:
+            return None
+        _mirror_replies(self.document, self.fields, values)
+        return _assemble(self.document, values)
 
     def add_errors(self, errors: Mapping[str, str], message: str) -> None:
         """The service's errors beside the field (or group) whose path is the longest prefix
@@ -181,21 +197,46 @@ class ForkEditor:
     def changes(self, edits: Edits) -> list[str]:
         """What the fork will start with that the checkpoint does not have, one line each."""
         doc = self.document
-        lines: list[str] = []
+        # A message's text is said as a sentence was edited, not as a path into its JSON (which
+        # the diff below would show as two unreadable codec values).
+        lines = [_said(item) for item in self.fields if _edited_message(item)]
+        kept = fork_conversation.with_texts_of
         if edits.executor_states is not None:
             before = doc.get("executor_states") or {}
             for eid in dict.fromkeys([*before, *edits.executor_states]):
-                lines += _rows(before.get(eid, {}), edits.executor_states.get(eid, {}), eid)
+                old = before.get(eid, {})
+                lines += _rows(old, kept(edits.executor_states.get(eid, {}), old), eid)
         if edits.state is not None:
-            lines += _rows(doc.get("state") or {}, edits.state, "shared state")
+            old_state = doc.get("state") or {}
+            lines += _rows(old_state, kept(edits.state, old_state), "shared state")
         if edits.messages is not None:
             before_messages = doc.get("messages") or []
             for index, message in enumerate(edits.messages):
                 old = before_messages[index].get("data") if index < len(before_messages) else None
-                lines += _rows(old, message.get("data"), f"message {index + 1}")
+                lines += _rows(old, kept(message.get("data"), old), f"message {index + 1}")
         if len(lines) > MAX_CHANGES:
             lines = [*lines[:MAX_CHANGES], f"… and {len(lines) - MAX_CHANGES} more changes."]
         return lines
+
+
+def _edited_message(item: Field) -> bool:
+    return item.widget == "message" and item.text != item.shown
+
+
+def _said(item: Field) -> str:
+    """One edited message, for the confirmation: where, who, and the text before and after."""
+    section, *rest = item.root
+    where = (
+        f"message {int(rest[0]) + 1}"
+        if section == "messages"
+        else str(rest[0] if rest else section)
+    )
+    return f"{where} · {item.label}: {_quoted(item.shown)} → {_quoted(item.text)}"
+
+
+def _quoted(text: str, limit: int = 80) -> str:
+    one_line = " ".join(text.split())
+    return "“" + (one_line if len(one_line) <= limit else one_line[: limit - 1] + "…") + "”"
 
 
 def _groups(document: Mapping[str, Any], name: Callable[[], str]) -> Iterator[Group]:
@@ -217,9 +258,13 @@ def _groups(document: Mapping[str, Any], name: Callable[[], str]) -> Iterator[Gr
         route = _route(message)
         title, path = f"Message {index + 1}", ("messages", index, "data")
         found = shape(data)
-        if found.kind == "map" and found.type:
+        chat = fork_conversation.chat_of(data)
+        if chat is not None:
+            group = Group("messages", title, f"a conversation, {route}", path, earlier=chat.earlier)
+            group.fields = _chat_fields(name, path, path, "", chat)
+        elif found.kind == "map" and found.type:
             group = Group("messages", title, f"{short_name(found.type)}, {route}", path)
-            group.fields = [_field(name(), (*path, str(k)), str(k), v) for _, k, v in found.pairs]
+            group.fields = _model_fields(name, path, path, found.pairs)
         else:
             group = Group("messages", title, route, path, [_field(name(), path, "data", data)])
         yield group
@@ -247,17 +292,78 @@ def _entry_groups(
     models: list[Group] = []
     for key, value in entries.items():
         found = shape(value)
-        if found.kind == "map" and found.type and found.pairs:
+        chat = fork_conversation.chat_of(value)
+        if chat is not None:
+            group = Group(section, f"{title} · {key}", "a conversation", (*path, key))
+            group.earlier = chat.earlier
+            group.fields = _chat_fields(name, (*path, key), path, "", chat)
+            models.append(group)
+        elif found.kind == "map" and found.type and found.pairs:
             group = Group(section, f"{title} · {key}", short_name(found.type), (*path, key))
-            group.fields = [
-                _field(name(), (*path, key, str(k)), str(k), v) for _, k, v in found.pairs
-            ]
+            group.fields = _model_fields(name, (*path, key), path, found.pairs)
             models.append(group)
         else:
             plain.fields.append(_field(name(), (*path, key), key, value))
     if plain.fields:
         yield plain
     yield from models
+
+
+def _model_fields(
+    name: Callable[[], str], path: Path, root: Path, pairs: list[tuple[Any, Any, Any]]
+) -> list[Field]:
+    """A model's fields, one each; a field holding a conversation as its messages."""
+    fields: list[Field] = []
+    for _, key, value in pairs:
+        chat = fork_conversation.chat_of(value)
+        if chat is None:
+            fields.append(_field(name(), (*path, str(key)), str(key), value))
+        else:
+            fields += _chat_fields(name, (*path, str(key)), root, f"{key} · ", chat)
+    return fields
+
+
+def _chat_fields(
+    name: Callable[[], str], path: Path, root: Path, prefix: str, chat: fork_conversation.Chat
+) -> list[Field]:
+    fields = []
+    for line in chat.lines:
+        label = f"{prefix}{line.author}" + (f" ({line.role})" if line.role != line.author else "")
+        fields.append(
+            Field(
+                name(),
+                (*path, *line.path),
+                label,
+                "message" if line.editable else "kept as it is",
+                "message" if line.editable else "note",
+                line.text,
+                line.text,
+                role=line.role,
+                message_id=line.message_id,
+                root=root,
+            )
+        )
+    return fields
+
+
+def _mirror_replies(
+    document: Mapping[str, Any], fields: list[Field], values: dict[Path, Any]
+) -> None:
+    """An edited message's text is set in every copy of that message in the same value."""
+    edited = {item.path for item in fields if item.widget == "message" and item.text != item.shown}
+    for item in fields:
+        if item.path not in edited or not item.message_id:
+            continue
+        scope = item.root  # the executor's state, or the message's data
+        container: Any = document
+        for step in scope:
+            container = container[step]
+        content = item.path[-2]
+        assert isinstance(content, int)
+        for inside in fork_conversation.same_message_paths(container, item.message_id, content):
+            other = (*scope, *inside)
+            if other not in edited:
+                values[other] = values[item.path]
 
 
 def _field(name: str, path: Path, label: str, value: Any) -> Field:
@@ -360,8 +466,10 @@ def _json_text(value: Any, indent: int = 0) -> str:
 
 
 def _field_value(item: Field) -> Any:
-    if item.text == item.shown:
+    if item.text == item.shown or item.widget == "note":
         return item.original
+    if item.widget == "message":
+        return item.text
     if item.widget == "textarea" and leaf_kind(item.original) != "str":
         return value_from_tree(parse_json(item.text), item.original)
     return value_from_text(item.text, item.original)
@@ -394,6 +502,8 @@ def _put(parts: dict[str, Any], path: Path, value: Any) -> None:
     *head, last = path
     container: Any = parts
     for step in head:
+        if isinstance(container, dict) and container.get(TAG) == "model" and step not in container:
+            container = container["v"]  # into a model's field, by name
         container = container[step]
     if isinstance(container, dict) and container.get(TAG) == "model":
         pairs = [(k, value if k == last else v) for k, v in raw_pairs(container)]

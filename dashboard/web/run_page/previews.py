@@ -28,6 +28,26 @@ def _names(names: list[str]) -> str:
     return ", ".join(names) if names else "none"
 
 
+def _model_calls(run: WorkflowRun, step: int, verb: str) -> list[str]:
+    """What the model is asked again: each agent's calls after ``step``, with what they cost
+    the first time, so that an operator choosing a checkpoint sees the price of going back."""
+    calls = selectors.model_calls_after(run.pk, step)
+    if not calls:
+        return []
+    parts = []
+    for found in calls:
+        times = "1 call" if found.calls == 1 else f"{found.calls} calls"
+        parts.append(f"{found.executor_id} ({found.model or 'model unknown'}, {times})")
+    tokens = sum(found.tokens for found in calls)
+    costs = [found.cost for found in calls]
+    spent = (
+        f", which cost {sum(c for c in costs if c is not None)} the first time"
+        if costs and all(c is not None for c in costs)
+        else ""
+    )
+    return [f"Model calls that {verb}: {', '.join(parts)}: {tokens:,} tokens last time{spent}."]
+
+
 def _first_to_run(run: WorkflowRun, document: dict[str, Any]) -> list[str]:
     found = graph_state.workflow_layout(run.workflow_name)
     edges = found[1] if found else ()
@@ -56,6 +76,7 @@ def resume_preview(
     items = [
         f"Executors that re-execute: {_names(rerun)}.",
         f"First to run: {_names(_first_to_run(run, document))}.",
+        *_model_calls(run, step, "run again"),
         "Anything they did outside the workflow (e-mails, payments, API calls) happens again.",
     ]
     if asked:
@@ -77,6 +98,7 @@ def fork_preview(
     items = [
         f"First to run: {_names(_first_to_run(run, document))}.",
         f"Ran after this checkpoint in this run, and may run again in the fork: {_names(rerun)}.",
+        *_model_calls(run, step, "may run again in the fork"),
         "Your edits were checked, and are checked again when the fork is saved.",
         "This run is not changed.",
     ]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import enum
-import html as markup
 import json
 import re
 import uuid
@@ -22,11 +21,12 @@ from django.test import Client
 from django.utils import timezone
 
 from dashboard import services
-from dashboard.models import Checkpoint, RunEvent, RunStatus, WorkflowRun
+from dashboard.models import RunEvent, RunStatus, WorkflowRun
 from dashboard.renderers.diff_values import tree
 from dashboard.web.checkpoints.fork_editor import Invalid, value_from_text, value_from_tree
 from dashboard.web.checkpoints.fork_form import ForkEditor
 from dashboard.web.run_page import events, subworkflows
+from tests.helpers.fork_pages import form_of, page_url, post_data
 from workflows import register_type
 from workflows.storage import decode, encode
 
@@ -314,32 +314,6 @@ def squares(operator_client: Client, drive: Drive) -> WorkflowRun:
     )  # type: ignore[attr-defined]
     assert run.status == RunStatus.COMPLETED, run.error_message
     return run
-
-
-def page_url(run: WorkflowRun, superstep: int) -> str:
-    checkpoint = (
-        Checkpoint.objects.filter(run=run, superstep=superstep).order_by("created_at").first()
-    )
-    assert checkpoint is not None
-    return f"/runs/{run.pk}/checkpoints/{checkpoint.checkpoint_id}/"
-
-
-def form_of(html: str) -> dict[str, str]:
-    """The editor's fields as the browser would post them untouched, by document path."""
-    found = {}
-    for name, path in re.findall(r'name="(f\d+)"[^>]*data-fork-field="([^"]+)"', html):
-        found[path] = name
-    return found
-
-
-def post_data(html: str, **changes: str) -> dict[str, str]:
-    names = form_of(html)
-    values = dict(re.findall(r'name="(f\d+)"[^>]*>\n(.*?)</textarea>', html, re.DOTALL))
-    values.update(re.findall(r'name="(f\d+)" value="([^"]*)"', html))
-    data = {name: markup.unescape(values.get(name, "")) for name in names.values()}
-    data.update({names[path.replace("__", ".")]: value for path, value in changes.items()})
-    data["reason"] = "Trying the edited state"  # a fork is refused without one
-    return data
 
 
 @db
