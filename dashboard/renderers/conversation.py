@@ -17,7 +17,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-__all__ = ["PAGE", "Conversation", "Part", "Turn", "conversation_of", "conversations_of"]
+__all__ = [
+    "PAGE",
+    "Conversation",
+    "Part",
+    "Turn",
+    "conversation_of",
+    "conversations_of",
+    "is_conversation",
+    "located_message",
+]
 
 PAGE = 50
 _TEXT_LIMIT = 4000  # characters of one part shown; the state tree has the rest
@@ -54,6 +63,31 @@ class Conversation:
     @property
     def total(self) -> int:
         return self.earlier + len(self.turns)
+
+
+def located_message(value: Any) -> tuple[tuple[str, ...], Mapping[str, Any]] | None:
+    """A MAF message, tagged by the codec (``{"$t": "agent", "name": "Message", "v": ...}``)
+    or as MAF's own dict (a session's memory), with the path from ``value`` to its fields;
+    None for anything else."""
+    if not isinstance(value, Mapping):
+        return None
+    if value.get("$t") == "agent" and value.get("name") == "Message":
+        inner = value.get("v")
+        return (("v",), inner) if isinstance(inner, Mapping) and _is_message(inner) else None
+    return ((), value) if "$t" not in value and _is_message(value) else None
+
+
+def _is_message(value: Mapping[str, Any]) -> bool:
+    return (
+        value.get("type") == "message"
+        and isinstance(value.get("role"), str)
+        and isinstance(value.get("contents"), list)
+    )
+
+
+def is_conversation(items: Sequence[Any]) -> bool:
+    """Whether a list is messages, every one of them."""
+    return bool(items) and all(located_message(item) is not None for item in items)
 
 
 def _untagged(value: Any) -> Any:

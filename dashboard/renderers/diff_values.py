@@ -70,14 +70,15 @@ def shape(value: Any) -> Shape:
         return Shape("map", pairs=[(k, k, v) for k, v in value.items()])
     tag = value.get(TAG)
     inner = value.get("v")
-    named = tag in ("model", "enum")
+    named = tag in ("model", "enum", "agent")
     if value.keys() != ({TAG, "name", "v"} if named else {TAG, "v"}):
         return _LEAF
     if tag == "dict" and isinstance(inner, list) and all(_is_pair(p) for p in inner):
         return Shape("map", pairs=[(_key_identity(k), _shown_key(k), v) for k, v in inner])
     if tag in ("tuple", "set", "frozenset") and isinstance(inner, list):
         return Shape("seq", type=tag, items=inner)
-    if tag == "model" and isinstance(value["name"], str):
+    # A MAF value (a Message, an AgentResponse...) is MAF's own dict of fields: read as a model.
+    if tag in ("model", "agent") and isinstance(value["name"], str):
         fields = shape(inner)
         if fields.kind == "map":
             return Shape("map", type=value["name"], pairs=fields.pairs)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dashboard.renderers import diff_values
+from dashboard.renderers.conversation import is_conversation, located_message
 from dashboard.renderers.diff_match import identities, match, moves, same
 from dashboard.renderers.diff_values import Key, Shape, Shown, shape
 
@@ -243,6 +244,8 @@ class _Walk:
         unordered = a.type in ("set", "frozenset")
         noun = "element" if unordered else "item"
         old, new = a.items, b.items
+        if self.messages_added(old, new, path):
+            return
         keyed, ids_a, ids_b = identities(old, new)
         steps = match(ids_a, ids_b)
         arrived = {j: i for i, j in moves(steps, ids_a, ids_b)}
@@ -282,6 +285,28 @@ class _Walk:
                 elif j not in paired:
                     self.emit(at(j), "added", new=new[j])
         self.unchanged(path, run, noun)
+
+    def messages_added(self, old: list[Any], new: list[Any], path: str) -> bool:
+        """A conversation that only grew is one row, "3 messages added", with who said them,
+        rather than a row per message: an agent's turn adds several, and the operator wants
+        to know what was said, which the conversation view shows, not where in the list."""
+        if len(new) <= len(old) or not is_conversation(new) or not is_conversation(old or new):
+            return False
+        if not all(same(before, after) for before, after in zip(old, new, strict=False)):
+            return False
+        added = new[len(old) :]
+        authors = []
+        for item in added:
+            located = located_message(item)
+            assert located is not None
+            message = located[1]
+            authors.append(str(message.get("author_name") or message.get("role")))
+        count = len(added)
+        said = ", ".join(dict.fromkeys(authors))
+        note = f"{count} message{'' if count == 1 else 's'} added ({said})"
+        self.unchanged(path, len(old), "message")
+        self.emit(path, "added", new=added, note=note)
+        return True
 
     def moved(self, old: Any, new: Any, was: int, path: str, depth: int) -> None:
         self.emit(path, "moved", old, new, note=f"from [{was}]")

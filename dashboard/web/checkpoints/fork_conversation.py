@@ -19,6 +19,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from dashboard.renderers.conversation import is_conversation, located_message
+
 __all__ = ["EDITABLE", "Chat", "ChatLine", "chat_of", "same_message_paths", "with_texts_of"]
 
 EDITABLE = 20
@@ -44,33 +46,11 @@ class Chat:
     earlier: int  # messages before the editable ones, kept as they are
 
 
-def _message(value: Any) -> tuple[Path, Mapping[str, Any]] | None:
-    """A MAF message, tagged by the codec (``{"$t": "agent", "name": "Message"}``) or as MAF's
-    own dict (a session's memory), with the path from the value to its fields."""
-    if not isinstance(value, Mapping):
-        return None
-    if value.get(TAG) == "agent" and value.get("name") == "Message":
-        inner = value.get("v")
-        if isinstance(inner, Mapping) and _is_message_dict(inner):
-            return ("v",), inner
-        return None
-    return ((), value) if TAG not in value and _is_message_dict(value) else None
-
-
-def _is_message_dict(value: Any) -> bool:
-    return (
-        isinstance(value, Mapping)
-        and value.get("type") == "message"
-        and isinstance(value.get("role"), str)
-        and isinstance(value.get("contents"), list)
-    )
-
-
 def _messages_at(value: Any) -> tuple[Path, list[Any]] | None:
     """Where a value keeps a list of messages: itself, an ``AgentResponse``'s ``messages``, or
     a session's memory."""
     if isinstance(value, list):
-        return ((), value) if value and all(_message(item) for item in value) else None
+        return ((), value) if is_conversation(value) else None
     if not isinstance(value, Mapping):
         return None
     if value.get(TAG) == "agent" and value.get("name") == "AgentResponse":
@@ -136,7 +116,7 @@ def chat_of(value: Any, *, editable: int = EDITABLE) -> Chat | None:
     earlier = max(0, len(items) - editable)
     lines: list[ChatLine] = []
     for index in range(earlier, len(items)):
-        located = _message(items[index])
+        located = located_message(items[index])
         assert located is not None  # _messages_at saw every item is one
         inner, message = located
         lines.extend(_lines((*base, index, *inner), message))
@@ -153,7 +133,7 @@ def same_message_paths(value: Any, message_id: str, content: int) -> list[Path]:
     found: list[Path] = []
 
     def walk(node: Any, path: Path) -> None:
-        located = _message(node)
+        located = located_message(node)
         if located is not None:
             inner, message = located
             contents = message.get("contents") or []
@@ -179,7 +159,7 @@ def same_message_paths(value: Any, message_id: str, content: int) -> list[Path]:
 def with_texts_of(new: Any, old: Any) -> Any:
     """``new`` with the text of every message that ``old`` has at the same place put back:
     what is left to tell apart once the edited texts are said on their own."""
-    located, before_located = _message(new), _message(old)
+    located, before_located = located_message(new), located_message(old)
     if located is not None and before_located is not None:
         (new_path, new_message), old_message = located, before_located[1]
         contents = [

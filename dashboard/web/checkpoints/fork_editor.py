@@ -249,7 +249,8 @@ def _map(new: Any, original: Any, model: str) -> Any:
         else:
             key = _new_key(name, [k for k, _ in raw], mixed)
             pairs.append((key, _inside(_segment(name, model), _guided, value, template)))
-    return rebuild(pairs, model)
+    tag = original.get(TAG) if isinstance(original, dict) else None
+    return rebuild(pairs, model, "agent" if tag == "agent" else "model")
 
 
 def _sequence(new: Any, items: list[Any], kind: str) -> Any:
@@ -308,7 +309,7 @@ def raw_pairs(value: Any) -> list[tuple[Any, Any]]:
     """A map's keys as the codec wrote them (an int, a tagged tuple...) with their values."""
     if TAG not in value:
         return list(value.items())
-    if value[TAG] == "model":
+    if value[TAG] in ("model", "agent"):
         return raw_pairs(value["v"])
     return [(pair[0], pair[1]) for pair in value["v"]]
 
@@ -341,7 +342,11 @@ def _new_key(name: str, keys: list[Any], mixed: bool) -> Any:
     return key
 
 
-def rebuild(pairs: list[tuple[Any, Any]], model: str) -> Any:
+def rebuild(pairs: list[tuple[Any, Any]], model: str, tag: str = "model") -> Any:
+    """A map (or a model's fields) in codec JSON; ``tag`` "agent" for a MAF value, whose
+    fields are MAF's own dict."""
+    if tag == "agent":
+        return {TAG: "agent", "name": model, "v": dict(pairs)}
     keys = [key for key, _ in pairs]
     if all(isinstance(k, str) for k in keys) and TAG not in keys and "\x00" not in "".join(keys):
         mapping: Any = dict(pairs)

@@ -497,15 +497,20 @@ def _assemble(document: Mapping[str, Any], values: dict[Path, Any]) -> Edits:
     )
 
 
+_MODELS = ("model", "agent")
+
+
 def _put(parts: dict[str, Any], path: Path, value: Any) -> None:
     """Set the value at ``path``; a step into a model replaces that field of the model."""
     *head, last = path
     container: Any = parts
     for step in head:
-        if isinstance(container, dict) and container.get(TAG) == "model" and step not in container:
+        if isinstance(container, dict) and container.get(TAG) in _MODELS and step not in container:
             container = container["v"]  # into a model's field, by name
         container = container[step]
-    if isinstance(container, dict) and container.get(TAG) == "model":
+    if isinstance(container, dict) and container.get(TAG) == "agent":
+        container["v"][last] = value  # MAF's own dict of fields, which MAF reads back
+    elif isinstance(container, dict) and container.get(TAG) == "model":
         pairs = [(k, value if k == last else v) for k, v in raw_pairs(container)]
         rebuilt = rebuild(pairs, container["name"])
         container.clear()

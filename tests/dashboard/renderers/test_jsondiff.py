@@ -399,3 +399,54 @@ def test_the_side_by_side_view_widens_to_the_record_a_change_is_in() -> None:
         ('Order(id=1, qty=1, sku="A")', 'Order(id=1, qty=2, sku="A")')
     ]
     assert checkpoint_diff.side_by_side(entry, up=99).path == "$"
+
+
+def message(role: str, text: str, author: str = "") -> dict[str, object]:
+    """A MAF message as a checkpoint holds it."""
+    fields: dict[str, object] = {
+        "type": "message",
+        "role": role,
+        "contents": [{"type": "text", "text": text}],
+    }
+    if author:
+        fields["author_name"] = author
+    return {"$t": "agent", "name": "Message", "v": fields}
+
+
+def test_a_conversation_that_grew_is_one_row_saying_how_many_messages_and_who() -> None:
+    before = {"full_conversation": [message("user", "refund A-17")]}
+    after = {
+        "full_conversation": [
+            message("user", "refund A-17"),
+            message("assistant", "Looking it up", "support"),
+            message("tool", "order A-17: 40.00"),
+            message("assistant", "Refunded", "support"),
+        ]
+    }
+
+    assert rows(before, after) == [
+        ("$.full_conversation", "unchanged", "1 unchanged message"),
+        ("$.full_conversation", "added", "3 messages added (support, tool)"),
+    ]
+    [added] = diff_json(before, after).entries
+    assert added.new_text.startswith('[Message(type="message", role="assistant"')
+
+
+def test_a_conversation_whose_earlier_message_changed_is_compared_message_by_message() -> None:
+    before = {"c": [message("user", "refund A-17")]}
+    after = {"c": [message("user", "refund A-18"), message("assistant", "Done", "support")]}
+
+    assert entries(before, after) == [
+        ("$.c[0].contents[0].text", "changed", "refund A-17", "refund A-18"),
+        ("$.c[1]", "added", None, after["c"][1]),
+    ]
+
+
+def test_a_maf_value_reads_as_its_class_and_fields_never_as_unreadable() -> None:
+    value = message("assistant", "Refunded", "support")
+
+    assert diff_values.text(value) == (
+        'Message(type="message", role="assistant", contents=[{"type": "text", "text": '
+        '"Refunded"}], author_name="support")'
+    )
+    assert diff_values.tree(value)["$model"] == "Message"

@@ -15,8 +15,10 @@ from django.test import Client
 from dashboard import services
 from dashboard.demo import agents
 from dashboard.models import Checkpoint, RunStatus, WorkflowRun
+from dashboard.renderers.diff_values import tree
 from dashboard.selectors import checkpoint_document, model_calls_after
 from dashboard.web.checkpoints.fork_conversation import EDITABLE
+from dashboard.web.checkpoints.fork_editor import value_from_tree
 from dashboard.web.checkpoints.fork_form import ForkEditor
 from tests.helpers.fork_pages import form_of, page_url, post_data
 from workflows.storage import decode
@@ -230,3 +232,18 @@ def test_the_resume_preview_names_the_model_calls_that_run_again(
 
     assert "Model calls that run again: writer (superstep-local, 1 call), editor" in page
     assert "researcher (superstep-local" not in page.split("Model calls that run again:")[1][:200]
+
+
+def test_a_maf_value_edited_as_json_stays_a_maf_value() -> None:
+    reply = {
+        "$t": "agent",
+        "name": "Message",
+        "v": {"type": "message", "role": "assistant", "contents": [{"type": "text", "text": "a"}]},
+    }
+    shown = tree(reply)
+    shown["contents"][0]["text"] = "b"
+
+    edited = value_from_tree(shown, reply)
+
+    assert edited == {**reply, "v": {**reply["v"], "contents": [{"type": "text", "text": "b"}]}}
+    assert text_of(decode(edited)) == "b"

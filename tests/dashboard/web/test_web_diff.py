@@ -12,6 +12,7 @@ import pytest
 from django.test import Client
 
 from dashboard import selectors, services
+from dashboard.demo import agents
 from dashboard.models import Checkpoint, WorkflowRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -236,3 +237,23 @@ def test_a_viewer_may_read_the_diff(client_as: Callable[..., Client], squares: W
     viewer = client_as("Viewer")
     response = viewer.get(page(squares, at(squares, 2)), headers=DIFF)
     assert response.status_code == 200 and len(changes(response)) == 4
+
+
+def test_an_agents_turn_reads_as_messages_added_not_as_a_list_diff(
+    operator: Client, drive: Drive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(agents, "_WORD_DELAY", 0.0)
+    report = drive(
+        services.run_start,
+        workflow_name="research-report",
+        input="Write about tide pools",
+        user=operator.user,  # type: ignore[attr-defined]
+    )
+
+    response = operator.get(page(report, at(report, 2), compare=at(report, 1)), headers=DIFF)
+
+    entries = response.context["diff"].entries
+    grown = [e for e in entries if e.path == "$.executor_states.researcher.full_conversation"]
+    assert [(e.kind, e.note) for e in grown] == [("added", "2 messages added (user, researcher)")]
+    shown = response.content.decode()
+    assert "2 messages added (user, researcher)" in shown and "unreadable" not in shown
