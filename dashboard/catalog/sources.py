@@ -72,6 +72,7 @@ DEMO_WORKFLOWS: dict[str, str] = {
     "research-report": "dashboard.demo.agents.build_research_report",
     "support-refund": "dashboard.demo.agents.build_support_refund",
     "handoff-triage": "dashboard.demo.agents.build_handoff_triage",
+    "product-brief": "dashboard.demo.agents.build_product_brief",
 }
 
 

@@ -165,10 +165,25 @@ def versions(name: str) -> Mapping[str, Builder]:
 
 
 def input_type(name: str, version: str | None = None) -> Any:
-    """The start executor's input type, of the current version or of ``version``."""
-    if version is None or version == current_version(name):
-        return describe(name).input_types[0]
-    return _describe_version(name, version).input_types[0]
+    """The start executor's input type, of the current version or of ``version``: the first
+    of its types that can be given as JSON. A handoff's first agent takes MAF's
+    ``AgentExecutorRequest`` first, which holds MAF objects no JSON schema describes, and a
+    person's words (``str``) too: the words are what a form and the API can take."""
+    types = (
+        describe(name).input_types
+        if version is None or version == current_version(name)
+        else _describe_version(name, version).input_types
+    )
+    return next((t for t in types if _describable(t)), types[0])
+
+
+@functools.cache
+def _describable(annotation: Any) -> bool:
+    try:
+        _adapter(annotation).json_schema()
+    except Exception:  # noqa: BLE001 - pydantic's several errors for a type it cannot describe
+        return False
+    return True
 
 
 @functools.cache
@@ -204,6 +219,9 @@ def validate_value(annotation: Any, value: Any, *, known_fields_only: bool = Fal
     Raises:
         InputError: with one message per offending field path (``limit``, ``items.0.qty``).
     """
+    if not _describable(annotation):
+        # A type pydantic cannot build (MAF's own objects): nothing given as JSON can be one.
+        raise InputError({"__root__": f"{_type_name(annotation)} cannot be given as JSON"})
     unknown = unknown_fields(annotation, value) if known_fields_only else {}
     errors = dict(unknown)
     typed: Any = None
@@ -216,6 +234,10 @@ def validate_value(annotation: Any, value: Any, *, known_fields_only: bool = Fal
     if errors:
         raise InputError(errors, unknown=frozenset(unknown))
     return typed
+
+
+def _type_name(annotation: Any) -> str:
+    return getattr(annotation, "__name__", None) or str(annotation)
 
 
 def unknown_fields(annotation: Any, value: Any) -> dict[str, str]:

@@ -1,5 +1,5 @@
-"""The demo's agent workflows: a research report, a support refund that needs a person, and a
-handoff triage, on a model that works offline.
+"""The demo's agent workflows: a research report, a support refund that needs a person, a
+handoff triage and a Magentic team whose plan a person reviews, on a model that works offline.
 
 By default every agent talks to ``LocalChatClient``, the engine's small deterministic model:
 it streams its replies word by word (slowly enough to watch), reports token usage, calls the
@@ -19,11 +19,14 @@ from agent_framework import Agent, tool
 
 from workflows import CheckpointStorage, Workflow
 from workflows.agents.local_chat import LocalChatClient
-from workflows.orchestrations import HandoffBuilder, SequentialBuilder
+from workflows.orchestrations import HandoffBuilder, MagenticBuilder, SequentialBuilder
+
+from .planner import ChecklistManager
 
 __all__ = [
     "LOCAL_MODEL",
     "build_handoff_triage",
+    "build_product_brief",
     "build_research_report",
     "build_support_refund",
     "demo_model",
@@ -139,6 +142,34 @@ def build_handoff_triage(checkpoint_storage: CheckpointStorage | None = None) ->
         .add_handoff(triage, [billing, technical])
         .add_handoff(billing, [triage])
         .add_handoff(technical, [triage])
+        .build()
+    )
+    return built
+
+
+def build_product_brief(checkpoint_storage: CheckpointStorage | None = None) -> Workflow:
+    """A Magentic team writes a product brief: its manager plans one step per member, a person
+    reviews the plan (and may reorder or drop steps), then each member takes its step."""
+    members = [
+        Agent(
+            client=demo_model(),
+            name=name,
+            description=description,
+            instructions=description,
+        )
+        for name, description in (
+            ("analyst", "Lists what customers asked for and what competitors offer."),
+            ("writer", "Writes the brief from the analyst's list."),
+            ("reviewer", "Checks the brief against the task and says what is missing."),
+        )
+    ]
+    built: Workflow = (
+        MagenticBuilder(
+            participants=members,
+            manager=ChecklistManager(),
+            checkpoint_storage=checkpoint_storage,
+        )
+        .with_plan_review()
         .build()
     )
     return built

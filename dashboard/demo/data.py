@@ -52,6 +52,9 @@ def seed() -> None:
         # Agents on the built-in local model: a report, and a refund tool call in the inbox.
         ("research-report", "Write a short report on durable workflows for operators"),
         ("support-refund", "Please refund order A-17, it arrived broken"),
+        # A customer handed to billing, and a Magentic team's plan waiting for its review.
+        ("handoff-triage", "My invoice shows a double charge for March"),
+        ("product-brief", "A product brief for a dashboard of durable workflow runs"),
     ]
     for name, data in start:
         services.run_start(workflow_name=name, input=data, user=operator)

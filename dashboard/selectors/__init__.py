@@ -35,9 +35,11 @@ from dashboard.selectors.checkpoints import (
 )
 from dashboard.selectors.execution import (
     EXECUTOR_EVENT_TYPES,
+    ORCHESTRATION_EVENT_TYPES,
     executors_completed,
     executors_run_after,
     model_calls_after,
+    orchestration_events,
     requests_raised_after,
     run_executor_events,
 )
@@ -85,6 +87,7 @@ __all__ = [
     "CheckpointRow",
     "DayGrowth",
     "EXECUTOR_EVENT_TYPES",
+    "ORCHESTRATION_EVENT_TYPES",
     "KeysetPage",
     "PriceTable",
     "REPLAY_BATCH",
@@ -111,6 +114,7 @@ __all__ = [
     "keyset",
     "model_calls_after",
     "newest_run_id",
+    "orchestration_events",
     "pending_approval_count",
     "pending_approvals_by_run",
     "price_table",

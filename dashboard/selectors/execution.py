@@ -16,6 +16,7 @@ __all__ = [
     "executors_completed",
     "executors_run_after",
     "model_calls_after",
+    "orchestration_events",
     "requests_raised_after",
     "run_executor_events",
 ]
@@ -27,6 +28,15 @@ EXECUTOR_EVENT_TYPES = (
     "executor_failed",
     "request_info",
     "run_status",
+)
+
+
+# The engine's events an orchestration raises, and the one that says which superstep it is.
+ORCHESTRATION_EVENT_TYPES = (  # the superstep's last: it alone is not an orchestration's
+    "handoff_sent",
+    "group_chat",
+    "magentic_orchestrator",
+    "superstep_started",
 )
 
 
@@ -98,6 +108,22 @@ def model_calls_after(run_id: uuid.UUID, superstep: int) -> list[RerunCalls]:
         )
         for (executor_id, model), calls in found.items()
     ]
+
+
+def orchestration_events(run_id: uuid.UUID, limit: int = 20_000) -> list[tuple[str, Any]]:
+    """(type, data) of the run's orchestration events and superstep starts, oldest first (the
+    newest ``limit`` of them): what ``renderers.orchestration`` draws. None at all for a run
+    that raised no orchestration event (most runs), which costs one query."""
+    raised = ORCHESTRATION_EVENT_TYPES[:-1]
+    if not RunEvent.objects.filter(run_id=run_id, type__in=raised).exists():
+        return []
+    rows = list(
+        RunEvent.objects.filter(run_id=run_id, type__in=ORCHESTRATION_EVENT_TYPES)
+        .order_by("-seq")
+        .values_list("type", "data")[:limit]
+    )
+    rows.reverse()
+    return rows
 
 
 def requests_raised_after(run_id: uuid.UUID, superstep: int) -> int:

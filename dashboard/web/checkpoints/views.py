@@ -174,6 +174,7 @@ def inspector_context(
         "kind": (document.get("metadata") or {}).get("kind", "superstep"),
         "parts": checkpoint_diff.trees(shown),
         "conversations": conversation.conversations_of(document.get("executor_states")),
+        "orchestration": detail.orchestration_view(run, up_to=checkpoint.superstep),
         "deployed_hash": deployed,
         # Any registered version resumes its own checkpoints (versions kept side by side).
         "mismatch": deployed is None

@@ -69,6 +69,8 @@ REDRAW_TYPES = frozenset(
     }
 )
 REDRAWN_PARTIALS = ("header", "outcome", "details", "timeline", "gantt")
+# Events after which the orchestration card is drawn again (a superstep start changes nothing).
+ORCHESTRATION_TYPES = frozenset(selectors.ORCHESTRATION_EVENT_TYPES) - {"superstep_started"}
 
 
 def signal(*names: str) -> str:
@@ -110,6 +112,13 @@ def run_update(run_id: uuid.UUID, events: Sequence[RunEvent], user: Actor = None
             render_to_string(
                 "components/conversation.html",
                 {"conversations": detail.conversations(run), "oob": True},
+            )
+        )
+    if any(event.type in ORCHESTRATION_TYPES for event in events):
+        parts.append(
+            render_to_string(
+                "components/orchestration.html",
+                {"orchestration": detail.orchestration_view(run), "at": None, "oob": True},
             )
         )
     return "".join(parts)

@@ -22,7 +22,7 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
-from dashboard.renderers import conversation
+from dashboard.renderers import conversation, orchestration
 from dashboard.renderers.diff_values import tree
 from dashboard.selectors import alerts as alert_selectors
 from dashboard.web import durations
@@ -197,6 +197,12 @@ def conversations(run: WorkflowRun) -> Sequence[conversation.Conversation]:
     return conversation.conversations_of(document.get("executor_states"))
 
 
+def orchestration_view(run: WorkflowRun, *, up_to: int | None = None) -> Any:
+    """Who handed off to whom, who spoke in which round, the plan and its ledgers, as of the
+    end of superstep ``up_to`` (a checkpoint's) or now."""
+    return orchestration.orchestration_of(selectors.orchestration_events(run.pk), up_to=up_to)
+
+
 def page_context(
     run: WorkflowRun,
     *,
@@ -217,6 +223,7 @@ def page_context(
         "alert_incidents": alert_selectors.run_incidents(run.pk),
         "live_replies": broadcast.replies_so_far(run.pk) if not run.is_terminal else [],
         "conversations": conversations(run),
+        "orchestration": orchestration_view(run),
         "ws_url": f"/ws/runs/{run.pk}/?view=html",
         "nav_section": "runs",
     }
