@@ -4,7 +4,9 @@ to the database until its superstep commits."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -180,3 +182,32 @@ async def test_the_worker_tells_a_streaming_reply_a_few_chunks_at_a_time(
     )
     assert {reply["reply_id"] for reply in told} == {"writer:m-1"}
     assert [event["type"] for event in pending] == ["model_call"]
+
+
+def test_text_held_back_by_a_frame_is_told_when_the_frame_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A model that writes three chunks at once and then thinks: the two held back by the frame
+    # must not wait for its next chunk, however long it thinks.
+    told: list[tuple[float, str, bool]] = []
+    monkeypatch.setattr(
+        broadcast,
+        "broadcast_reply",
+        lambda run_id, *, executor_id, reply_id, text, done: told.append(
+            (time.monotonic(), text, done)
+        ),
+    )
+    observer = agent_replies.ModelCalls("run-1", [], PriceTable({}))
+
+    async def model() -> float:
+        for word in ("one ", "two ", "three "):
+            observer.reply_update("writer", Chunk(word))
+        began = time.monotonic()
+        while len(told) < 2 and time.monotonic() - began < 10:  # the model thinks
+            await asyncio.sleep(0.005)
+        return began
+
+    began = asyncio.run(model())
+
+    assert [(text, done) for _, text, done in told] == [("one ", False), ("one two three ", False)]
+    assert told[1][0] - began <= agent_replies.STREAM_SECONDS + 0.5  # a frame, and a busy CPU
