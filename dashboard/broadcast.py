@@ -29,6 +29,7 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -151,17 +152,20 @@ def coalesce(batch: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[st
 _BATCH_SECONDS = 0.05
 
 
+type _Timer = Callable[[], None]
+
+
 class _Sender:
     """This process's sending thread for a network channel layer (started at its first
     message, again in a forked child)."""
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[tuple[str, dict[str, Any], metrics.BroadcastTimer]] = queue.Queue()
+        self._queue: queue.Queue[tuple[str, dict[str, Any], _Timer]] = queue.Queue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._pid = 0
 
-    def put(self, group: str, message: dict[str, Any], sent: metrics.BroadcastTimer) -> None:
+    def put(self, group: str, message: dict[str, Any], sent: _Timer) -> None:
         with self._lock:
             if self._thread is None or self._pid != os.getpid() or not self._thread.is_alive():
                 self._queue = queue.Queue()  # a forked child's copy may hold the parent's
@@ -173,16 +177,21 @@ class _Sender:
             self._queue.put((group, message, sent))
 
     @staticmethod
-    def _run(pending: queue.Queue[tuple[str, dict[str, Any], metrics.BroadcastTimer]]) -> None:
+    def _run(pending: queue.Queue[tuple[str, dict[str, Any], _Timer]]) -> None:
         loop = asyncio.new_event_loop()
         last_sent = -_BATCH_SECONDS
         while True:
             batch = [pending.get()]
             # A running workflow commits every millisecond or so: what it queues until the
-            # batch is due goes out together, its supersteps' events as one message.
-            wait = last_sent + _BATCH_SECONDS - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
+            # batch is due goes out together, its supersteps' events as one message. A reply's
+            # text is framed by its worker already (agent_replies.STREAM_SECONDS): it goes at
+            # once, with whatever else is queued.
+            due = last_sent + _BATCH_SECONDS
+            while batch[-1][1].get("type") != "run.reply" and (wait := due - time.monotonic()) > 0:
+                try:
+                    batch.append(pending.get(timeout=wait))
+                except queue.Empty:
+                    break
             while True:
                 try:
                     batch.append(pending.get_nowait())
@@ -196,6 +205,11 @@ class _Sender:
             finally:
                 for _ in batch:
                     pending.task_done()
+
+    def warm(self) -> None:
+        """Start the thread and open its connection now, rather than at the first message:
+        a worker's first streamed words would otherwise wait for the import and the connect."""
+        self.put(_WARM_GROUP, {"type": "superstep.warm"}, _uncounted)
 
     def flush(self, timeout: float = 2.0) -> bool:
         """Wait until what was queued is sent (at exit; tests). True when it was."""
@@ -215,7 +229,27 @@ async def _deliver(batch: list[tuple[str, dict[str, Any]]]) -> None:
             logger.exception("broadcast to %s failed; clients catch up on reconnect", group)
 
 
+def _uncounted(done: object = None) -> None:
+    """The warm-up's timer: it is no broadcast, and the broadcast metrics leave it out."""
+
+
+# A group nobody joins: a message to it opens the layer's connection and is dropped.
+_WARM_GROUP = "superstep.warm"
 _sender = _Sender()
+
+
+def warm_up(**_: Any) -> None:
+    """In a new worker process (Celery's ``worker_process_init``): connect the cache and the
+    channel layer before the first run needs them."""
+    if settings.SUPERSTEP_EMBEDDED or isinstance(get_channel_layer(), InMemoryChannelLayer):
+        return
+    try:
+        cache.get(_WARM_GROUP)
+    except Exception:  # Redis down at start: the first real use says so
+        logger.warning("could not reach the cache while warming up", exc_info=True)
+    _sender.warm()
+
+
 atexit.register(_sender.flush)
 
 

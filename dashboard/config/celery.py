@@ -19,7 +19,7 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_shutdown
+from celery.signals import worker_process_init, worker_process_shutdown
 
 from dashboard.catalog.periodic_jobs import PERIODIC_JOBS
 from dashboard.instruments.processes import forget_celery_child
@@ -51,6 +51,16 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["dashboard.execution", "dashboard.notifications"])
 # A prefork child leaves with os._exit, past atexit: its live metric gauges are dropped here.
 worker_process_shutdown.connect(forget_celery_child)
+
+
+def _warm_up(**kwargs: Any) -> None:
+    from dashboard.broadcast import warm_up
+
+    warm_up(**kwargs)
+
+
+# A new child connects to Redis before its first run streams words through it.
+worker_process_init.connect(_warm_up)
 app.conf.beat_schedule = {
     job.name: {
         "task": job.task,

@@ -142,6 +142,9 @@ class RunConsumer(_Authenticated):
         self.last_seq = _after(self.scope)
         self.html = _view(self.scope) == "html"
         self._replies: dict[str, dict[str, Any]] = {}  # streamed replies this socket was told
+        # Finished replies a page still shows whole, until the conversation has them (the
+        # commit of their superstep): their last words must not wait for that commit.
+        self._finished: dict[str, dict[str, Any]] = {}
         run = await database_sync_to_async(selectors.run_get)(self.run_uuid, user=self.user)
         return run is not None
 
@@ -169,13 +172,16 @@ class RunConsumer(_Authenticated):
         if self._replies.get(reply["reply_id"]) == reply:
             return  # already shown (the cache and the stream both told it)
         if reply["done"]:
-            # Finished: the page's conversation shows it once its superstep commits.
+            # Finished: the page's conversation shows it once its superstep commits; until
+            # then the card shows it whole.
             if self._replies.pop(reply["reply_id"], None) is None and self.html:
                 return
+            if self.html:
+                self._finished[reply["reply_id"]] = reply
         else:
             self._replies[reply["reply_id"]] = reply
         if self.html:
-            await self.send(text_data=fragments.live_replies(list(self._replies.values())))
+            await self.send(text_data=self._live_card())
             return
         await self.send_json({"type": "reply", "run_id": self.run_id, **reply})
 
@@ -209,9 +215,16 @@ class RunConsumer(_Authenticated):
             if len(rows) < selectors.REPLAY_BATCH:
                 return
 
+    def _live_card(self) -> str:
+        return fragments.live_replies([*self._finished.values(), *self._replies.values()])
+
     async def _send_html(self, rows: list[RunEvent]) -> None:
         self.last_seq = rows[-1].seq
         html = await database_sync_to_async(fragments.run_update)(self.run_uuid, rows, self.user)
+        if self._finished and any(row.type == "model_call" for row in rows):
+            # The conversation in this update shows the finished replies: swapped together.
+            self._finished.clear()
+            html += self._live_card()
         if html:
             await self.send(text_data=html)
 
