@@ -61,6 +61,7 @@ from dashboard.selectors.retention import (
 from dashboard.selectors.runs import (
     REPLAY_BATCH,
     RUN_LIST_COLUMNS,
+    RUN_SORT_FIELDS,
     RUN_TRIGGERS,
     RunFilters,
     run_children,
@@ -76,6 +77,12 @@ from dashboard.selectors.runs import (
     run_superstep_before,
     trace_url,
 )
+from dashboard.selectors.usage import (
+    ModelUsageRow,
+    UsageTotals,
+    run_usage,
+    usage_totals,
+)
 
 __all__ = [
     "APPROVAL_TABS",
@@ -85,14 +92,17 @@ __all__ = [
     "DayGrowth",
     "EXECUTOR_EVENT_TYPES",
     "KeysetPage",
+    "ModelUsageRow",
     "PriceTable",
     "REPLAY_BATCH",
     "RUN_LIST_COLUMNS",
+    "RUN_SORT_FIELDS",
     "RUN_TRIGGERS",
     "RunFilters",
     "RunStorage",
     "StatusStorage",
     "StorageTotals",
+    "UsageTotals",
     "WorkflowStorage",
     "approval_archive",
     "approval_get",
@@ -122,6 +132,7 @@ __all__ = [
     "run_events_page",
     "run_events_tail",
     "run_superstep_before",
+    "run_usage",
     "run_executor_events",
     "run_get",
     "run_ids_matching",
@@ -134,5 +145,6 @@ __all__ = [
     "storage_largest_runs",
     "storage_totals",
     "trace_url",
+    "usage_totals",
     "user_can_view",
 ]
