@@ -8,7 +8,7 @@ import dataclasses
 import uuid
 from decimal import Decimal
 
-from django.db.models import BigIntegerField, Count, DecimalField, Sum
+from django.db.models import BigIntegerField, Count, DecimalField, Q, Sum
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 
@@ -47,7 +47,8 @@ def run_usage(run_id: uuid.UUID) -> list[ModelUsageRow]:
             calls=Count("id"),
             input_sum=Sum(Cast(KT("data__input_tokens"), BigIntegerField())),
             output_sum=Sum(Cast(KT("data__output_tokens"), BigIntegerField())),
-            cost_sum=Sum(Cast(KT("data__cost"), _COST)),
+            # Unpriced calls hold a JSON null, which SQLite's KT reads as the text "null".
+            cost_sum=Sum(Cast(KT("data__cost"), _COST), filter=~Q(data__cost=None)),
         )
         .order_by()
     )
