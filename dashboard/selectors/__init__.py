@@ -42,6 +42,8 @@ from dashboard.selectors.execution import (
 )
 from dashboard.selectors.model_prices import (
     PriceTable,
+    price_get,
+    price_rows,
     price_table,
 )
 from dashboard.selectors.paging import KeysetPage, keyset
@@ -121,6 +123,8 @@ __all__ = [
     "newest_run_id",
     "pending_approval_count",
     "pending_approvals_by_run",
+    "price_get",
+    "price_rows",
     "price_table",
     "requests_raised_after",
     "run_audit_entries",

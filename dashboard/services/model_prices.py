@@ -54,13 +54,20 @@ def _price(value: object, field: str, errors: dict[str, str]) -> Decimal:
 
 
 def price_set(
-    model: object, *, input_per_million: object, output_per_million: object, user: Actor
+    model: object,
+    *,
+    input_per_million: object,
+    output_per_million: object,
+    user: Actor,
+    new: bool = False,
 ) -> ModelPrice:
-    """Create or change a model's price.
+    """Create or change a model's price; with ``new``, only create it (a "new price" form
+    must not overwrite the price someone set for the same model).
 
     Raises:
         Forbidden: ``user`` may not change prices (an Admin's job).
-        InvalidInput: a field does not fit (one message per field).
+        InvalidInput: a field does not fit (one message per field), or ``new`` and the model
+            has a price already.
     """
     authz.require(user, "price_change", target="model prices")
     errors: dict[str, str] = {}
@@ -80,6 +87,11 @@ def price_set(
                 "updated_by": user if is_user(user) else None,
             },
         )
+        if new and not created:
+            raise InvalidInput(
+                "The price was not saved.",
+                errors={"model": "This model has a price already: edit that one."},
+            )
         before = (row.input_per_million, row.output_per_million)
         if not created and before == prices:
             return row  # nothing changed: nothing written, nothing recorded
