@@ -52,6 +52,13 @@ class AlertRuleForm(forms.Form):
         ),
         widget=forms.NumberInput(attrs={"min": 1}),
     )
+    # Text: services.alerts reads it (NaN, negative, huge, too many places are its refusals).
+    threshold_cost = forms.CharField(
+        required=False,
+        label="Cost",
+        help_text="Run cost above: the cost, at the price table's prices. Empty otherwise.",
+        widget=forms.TextInput(attrs={"inputmode": "decimal", "placeholder": "2.50"}),
+    )
     workflow_name = forms.ChoiceField(label="Workflow", required=False, choices=())
     emails = forms.CharField(
         required=False,
