@@ -128,7 +128,7 @@ def test_an_operators_agent_run_fills_in_the_cost_columns_and_trips_a_cost_alert
     admin.wait_for_selector("text=No runs match these filters")
     admin.fill("#id_cost_min", "NaN")
     admin.click("#run-filters button[type=submit]")
-    assert "finite" in admin.inner_text("#id_cost_min_error")
+    admin.wait_for_selector("#id_cost_min_error:has-text('Enter a finite amount')")
 
     # The alert reaches its webhook once and shows on the operator's page, still unreloaded.
     opened = receiver.wait_for("alert_opened", timeout=60)
