@@ -68,6 +68,7 @@ def test_an_operators_agent_run_fills_in_the_cost_columns_and_trips_a_cost_alert
     admin.click("#price-form button[type=submit]")
     admin.wait_for_url(re.compile(r"/prices/$"))
     assert "1000.0000" in admin.inner_text(f'tr[data-model-price="{LOCAL_MODEL}"]')
+    screenshot(admin, "prices")
 
     # And an alert for research reports costing more than 0.05.
     admin.goto("/alerts/new/")
@@ -79,6 +80,7 @@ def test_an_operators_agent_run_fills_in_the_cost_columns_and_trips_a_cost_alert
     admin.fill("#id_webhook_secret", SECRET)
     admin.click("#alert-rule-form button[type=submit]")
     assert "cannot be negative" in admin.inner_text("#id_threshold_cost_error")
+    screenshot(admin, "alert-rule-cost-refused")
     admin.fill("#id_threshold_cost", "0.05")
     admin.click("#alert-rule-form button[type=submit]")
     admin.wait_for_url(re.compile(r"/alerts/$"))
