@@ -4,6 +4,7 @@ their field; other roles get a 403 saying why, recorded, and no nav link."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -43,6 +44,10 @@ def test_an_admin_adds_changes_and_removes_a_price_each_audited(
 
     edit = admin_role_client.get(f"/prices/{price.pk}/edit/").content.decode()
     assert '<code id="price-model">gpt-4o-mini</code>' in edit and 'value="0.1500"' in edit
+    removal = re.search(
+        r'<form method="post" action="/prices/\d+/delete/".*?</form>', edit, re.DOTALL
+    )
+    assert removal is not None and 'name="csrfmiddlewaretoken"' in removal[0]
     changed = admin_role_client.post(f"/prices/{price.pk}/edit/", form(output_per_million="1.2"))
     assert changed.status_code == 302
     price.refresh_from_db()
