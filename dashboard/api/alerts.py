@@ -28,7 +28,9 @@ __all__ = ["router"]
 
 router = Router(tags=["alerts"])
 
-Condition = Literal["run_failed", "run_stuck", "run_slow", "approval_waiting", "retention_failing"]
+Condition = Literal[
+    "run_failed", "run_stuck", "run_slow", "approval_waiting", "retention_failing", "run_cost"
+]
 
 
 class AlertRuleIn(Schema):
@@ -39,6 +41,9 @@ class AlertRuleIn(Schema):
     workflow: str | None = Field(None, description="one workflow's runs; null: every workflow")
     threshold_minutes: int | None = Field(
         None, description="run_stuck, run_slow and approval_waiting: after how many minutes"
+    )
+    threshold_cost: str | None = Field(
+        None, description="run_cost: the cost a run alerts above, a decimal string ('2.50')"
     )
     emails: list[str] = Field(default_factory=list)
     slack_webhook_url: str | None = Field(None, description="on PUT, null keeps the rule's")
@@ -54,6 +59,7 @@ class AlertRuleOut(Schema):
     condition: Condition
     workflow: str | None
     threshold_minutes: int | None
+    threshold_cost: str | None = Field(description="run_cost: the cost a run alerts above")
     emails: list[str]
     slack: bool = Field(description="a Slack incoming webhook is set (its URL is not shown)")
     webhook_url: str
@@ -76,6 +82,7 @@ def _out(rule: AlertRule, open_incidents: int) -> AlertRuleOut:
         condition=rule.condition,  # type: ignore[arg-type]
         workflow=rule.workflow_name or None,
         threshold_minutes=rule.threshold_minutes,
+        threshold_cost=rule.threshold_cost_text or None,
         emails=rule.email_list,
         slack=bool(rule.slack_webhook_url),
         webhook_url=rule.webhook_url,
@@ -103,6 +110,7 @@ def _spec(payload: AlertRuleIn, current: AlertRule | None = None) -> alerts.Aler
         condition=payload.condition,
         workflow_name=payload.workflow or "",
         threshold_minutes=payload.threshold_minutes,
+        threshold_cost=payload.threshold_cost,
         emails="\n".join(payload.emails),
         slack_webhook_url=kept(payload.slack_webhook_url, "slack_webhook_url"),
         webhook_url=payload.webhook_url,

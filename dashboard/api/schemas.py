@@ -212,6 +212,11 @@ class RunOut(Schema):
         description="the run's trace in the tracing UI (SUPERSTEP_TRACE_URL)"
     )
     schedule_id: int | None = Field(None, description="the schedule that started the run")
+    input_tokens: int = Field(0, description="tokens the run's agents sent to their models")
+    output_tokens: int = Field(0, description="tokens the run's agents got from their models")
+    cost: str = Field(
+        "0", description="what those calls cost at the price table's prices, a decimal string"
+    )
 
 
 class RunsOut(Schema):
@@ -319,6 +324,9 @@ def run_out(run: WorkflowRun) -> RunOut:
         trace_id=run.trace_id or None,
         trace_url=selectors.trace_url(run.trace_id),
         schedule_id=run.schedule_id,
+        input_tokens=run.input_tokens,
+        output_tokens=run.output_tokens,
+        cost=str(run.cost),
     )
 
 

@@ -52,6 +52,7 @@ from dashboard.api.schemas import (
 )
 from dashboard.checkpoints.storage import DjangoCheckpointStorage
 from dashboard.models import ApprovalStatus, RunStatus, WorkflowRun
+from dashboard.services import amounts
 
 __all__ = ["MAX_LIMIT", "refuse_other_methods", "router"]
 
@@ -106,14 +107,25 @@ def run_list(
     status: RunStatus | Literal[""] = "",
     workflow: str = "",
     limit: int = 50,
+    cost_min: str = "",
+    cost_max: str = "",
+    tokens_min: str = "",
 ) -> RunsOut:
-    """Runs, newest first, optionally of one status and workflow; ``limit`` is capped at 200."""
-    rows = selectors.run_list_full(
+    """Runs, newest first, optionally of one status and workflow, costing at least
+    ``cost_min`` and at most ``cost_max``, reading at least ``tokens_min`` tokens (in and out);
+    ``limit`` is capped at 200. An amount that does not read is a 400 naming it."""
+    errors: dict[str, str] = {}
+    filters = selectors.RunFilters(
         status=status,
         workflow=workflow,
-        limit=_limit(limit),
         workflows=services.visible_workflows(request.user),
+        cost_min=amounts.read_cost(cost_min, "cost_min", errors) if cost_min else None,
+        cost_max=amounts.read_cost(cost_max, "cost_max", errors) if cost_max else None,
+        tokens_min=amounts.read_tokens(tokens_min, "tokens_min", errors) if tokens_min else None,
     )
+    if errors:
+        raise services.InvalidInput("an amount does not read", errors=errors)
+    rows = selectors.run_list_full(filters, limit=_limit(limit))
     return RunsOut(runs=[run_out(run) for run in rows])
 
 

@@ -25,6 +25,7 @@ class AlertCondition(models.TextChoices):
     RUN_SLOW = "run_slow", "Run slower than"
     APPROVAL_WAITING = "approval_waiting", "Approval waiting longer than"
     RETENTION_FAILING = "retention_failing", "Retention failing"
+    RUN_COST = "run_cost", "Run cost above"
 
 
 # The conditions measured against a number of minutes (the others need none).
@@ -43,6 +44,8 @@ class AlertRule(models.Model):
     # Empty: every workflow (retention failing concerns no workflow and keeps it empty).
     workflow_name = models.CharField(max_length=200, blank=True, default="")
     threshold_minutes = models.PositiveIntegerField(null=True, blank=True)
+    # Run cost above: the cost a run must go above, in the price table's currency.
+    threshold_cost = models.DecimalField(max_digits=18, decimal_places=6, null=True, blank=True)
     emails = models.TextField(blank=True, default="", help_text="One address per line")
     slack_webhook_url = models.URLField(max_length=500, blank=True, default="")
     webhook_url = models.URLField(max_length=500, blank=True, default="")
@@ -70,10 +73,23 @@ class AlertRule(models.Model):
                 | (~Q(condition__in=TIMED_CONDITIONS) & Q(threshold_minutes__isnull=True)),
                 name="alert_threshold_iff_timed",
             ),
+            models.CheckConstraint(
+                condition=Q(condition=AlertCondition.RUN_COST, threshold_cost__gt=0)
+                | (~Q(condition=AlertCondition.RUN_COST) & Q(threshold_cost__isnull=True)),
+                name="alert_cost_iff_run_cost",
+            ),
         )
 
     def __str__(self) -> str:
         return f"alert rule {self.name}"
+
+    @property
+    def threshold_cost_text(self) -> str:
+        """The cost threshold as typed, without trailing zeros (``2.5``, ``100``); "" without."""
+        if self.threshold_cost is None:
+            return ""
+        text = f"{self.threshold_cost:f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text
 
     @property
     def email_list(self) -> list[str]:

@@ -47,3 +47,8 @@ class ModelPrice(models.Model):
 
     def __str__(self) -> str:
         return f"price of {self.model}"
+
+    @property
+    def name(self) -> str:
+        """What the operations pages call a record by (``components/crud_form.html``)."""
+        return self.model

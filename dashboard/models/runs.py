@@ -127,6 +127,10 @@ class WorkflowRun(models.Model):
             # The lease sweeper: unfinished runs whose lease ran out.
             models.Index(fields=["status", "lease_expires_at"], name="run_status_lease"),
             models.Index(fields=["engine_run_id"], name="run_engine_run_id"),
+            # The runs list's "cost at least / at most" filters and its sort by cost.
+            models.Index(fields=["cost", "id"], name="run_cost"),
+            # Its "tokens at least" filter, on the total the list compares (``run_tokens``).
+            models.Index(F("input_tokens") + F("output_tokens"), name="run_tokens"),
         )
         constraints = (
             models.CheckConstraint(

@@ -45,6 +45,8 @@ from dashboard.selectors.execution import (
 )
 from dashboard.selectors.model_prices import (
     PriceTable,
+    price_get,
+    price_rows,
     price_table,
 )
 from dashboard.selectors.paging import KeysetPage, keyset
@@ -64,6 +66,7 @@ from dashboard.selectors.retention import (
 from dashboard.selectors.runs import (
     REPLAY_BATCH,
     RUN_LIST_COLUMNS,
+    RUN_SORT_FIELDS,
     RUN_TRIGGERS,
     RunFilters,
     run_children,
@@ -79,6 +82,12 @@ from dashboard.selectors.runs import (
     run_superstep_before,
     trace_url,
 )
+from dashboard.selectors.usage import (
+    ModelUsageRow,
+    UsageTotals,
+    run_usage,
+    usage_totals,
+)
 
 __all__ = [
     "APPROVAL_TABS",
@@ -89,14 +98,17 @@ __all__ = [
     "EXECUTOR_EVENT_TYPES",
     "ORCHESTRATION_EVENT_TYPES",
     "KeysetPage",
+    "ModelUsageRow",
     "PriceTable",
     "REPLAY_BATCH",
     "RUN_LIST_COLUMNS",
+    "RUN_SORT_FIELDS",
     "RUN_TRIGGERS",
     "RunFilters",
     "RunStorage",
     "StatusStorage",
     "StorageTotals",
+    "UsageTotals",
     "WorkflowStorage",
     "approval_archive",
     "approval_get",
@@ -117,6 +129,8 @@ __all__ = [
     "orchestration_events",
     "pending_approval_count",
     "pending_approvals_by_run",
+    "price_get",
+    "price_rows",
     "price_table",
     "requests_raised_after",
     "run_audit_entries",
@@ -128,6 +142,7 @@ __all__ = [
     "run_events_page",
     "run_events_tail",
     "run_superstep_before",
+    "run_usage",
     "run_executor_events",
     "run_get",
     "run_ids_matching",
@@ -140,5 +155,6 @@ __all__ = [
     "storage_largest_runs",
     "storage_totals",
     "trace_url",
+    "usage_totals",
     "user_can_view",
 ]

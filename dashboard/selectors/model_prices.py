@@ -1,4 +1,5 @@
-"""The price table as a worker reads it: what each model's tokens cost, and a reply's cost."""
+"""The price table as a worker reads it (what each model's tokens cost, and a reply's cost),
+and as the prices page lists it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from decimal import Decimal
 
 from dashboard.models import ModelPrice
 
-__all__ = ["PriceTable", "price_table"]
+__all__ = ["PriceTable", "price_get", "price_rows", "price_table"]
 
 _MILLION = Decimal(1_000_000)
 # A run's cost column keeps six places; a reply's cost is rounded to them once, here.
@@ -41,3 +42,12 @@ def price_table() -> PriceTable:
             )
         }
     )
+
+
+def price_rows() -> list[ModelPrice]:
+    """Every price, by model, with who set it."""
+    return list(ModelPrice.objects.select_related("updated_by").order_by("model"))
+
+
+def price_get(price_id: int) -> ModelPrice | None:
+    return ModelPrice.objects.filter(pk=price_id).first()

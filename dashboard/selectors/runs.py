@@ -6,10 +6,11 @@ import dataclasses
 import datetime as dt
 import uuid
 from collections.abc import Sequence
+from decimal import Decimal
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
 from dashboard.access.authz import can
 from dashboard.core.types import Actor, RunId
@@ -24,8 +25,10 @@ from dashboard.selectors.paging import KeysetPage, keyset
 __all__ = [
     "REPLAY_BATCH",
     "RUN_LIST_COLUMNS",
+    "RUN_SORT_FIELDS",
     "RUN_TRIGGERS",
     "RunFilters",
+    "filtered_runs",
     "run_children",
     "run_events_after",
     "run_events_page",
@@ -73,7 +76,13 @@ RUN_LIST_COLUMNS = (
     "created_by__username",
     "schedule__name",  # a scheduled run names its schedule instead of "system"
     "error_message",  # its first line on a failed run's row
+    "input_tokens",
+    "output_tokens",
+    "cost",
 )
+# How the list may be ordered: by creation time, or by cost (each with the id as tie-break,
+# on the ``run_created`` and ``run_cost`` indexes).
+RUN_SORT_FIELDS = {"created": "created_at", "cost": "cost"}
 
 # What started a run, as far as its row can tell: a schedule (its own tick, or a person's
 # "Trigger now"), or a person with no schedule (from a page or the API: the row does not say
@@ -96,6 +105,19 @@ class RunFilters:
     executor: str = ""
     # One of RUN_TRIGGERS' values.
     trigger: str = ""
+    # What the run's agents cost and read so far (``services.amounts`` checked them).
+    cost_min: Decimal | None = None
+    cost_max: Decimal | None = None
+    tokens_min: int | None = None
+
+    @property
+    def narrowed(self) -> bool:
+        """Whether any filter leaves runs out (the viewer's workflows aside)."""
+        return any(
+            [self.status, self.workflow, self.created_from, self.created_to, self.q.strip()]
+            + [self.executor, self.trigger, self.cost_min is not None]
+            + [self.cost_max is not None, self.tokens_min is not None]
+        )
 
 
 def _run_search(q: str) -> Q:
@@ -112,7 +134,7 @@ def _run_search(q: str) -> Q:
     return match
 
 
-def _filtered_runs(filters: RunFilters) -> QuerySet[WorkflowRun]:
+def filtered_runs(filters: RunFilters) -> QuerySet[WorkflowRun]:
     rows = WorkflowRun.objects.all()
     if filters.workflows is not None:
         rows = rows.filter(workflow_name__in=sorted(filters.workflows))
@@ -130,6 +152,15 @@ def _filtered_runs(filters: RunFilters) -> QuerySet[WorkflowRun]:
         rows = rows.filter(schedule__isnull=False)
     elif filters.trigger == "manual":
         rows = rows.filter(schedule__isnull=True, created_by__isnull=False)
+    if filters.cost_min is not None:
+        rows = rows.filter(cost__gte=filters.cost_min)
+    if filters.cost_max is not None:
+        rows = rows.filter(cost__lte=filters.cost_max)
+    if filters.tokens_min is not None:
+        # The very expression of the ``run_tokens`` index, so the database can use it.
+        rows = rows.alias(tokens=F("input_tokens") + F("output_tokens")).filter(
+            tokens__gte=filters.tokens_min
+        )
     if filters.executor:
         rows = rows.filter(
             Exists(
@@ -150,21 +181,22 @@ def run_list(
     filters: RunFilters,
     *,
     newest_first: bool = True,
-    after: tuple[dt.datetime, uuid.UUID] | None = None,
-    before: tuple[dt.datetime, uuid.UUID] | None = None,
+    after: tuple[object, uuid.UUID] | None = None,
+    before: tuple[object, uuid.UUID] | None = None,
     limit: int = 50,
+    sort: str = "created",
 ) -> KeysetPage[WorkflowRun]:
-    """Runs matching ``filters``, by creation time, one keyset page (only list columns loaded)."""
-    rows = _filtered_runs(filters).select_related("created_by", "schedule").only(*RUN_LIST_COLUMNS)
-    return keyset(
-        rows, "created_at", descending=newest_first, after=after, before=before, limit=limit
-    )
+    """Runs matching ``filters``, by creation time or (``sort="cost"``) by cost, one keyset
+    page (only list columns loaded); ``newest_first`` is descending, whichever the field."""
+    rows = filtered_runs(filters).select_related("created_by", "schedule").only(*RUN_LIST_COLUMNS)
+    field = RUN_SORT_FIELDS[sort]
+    return keyset(rows, field, descending=newest_first, after=after, before=before, limit=limit)
 
 
 def run_status_counts(filters: RunFilters) -> dict[str, int]:
     """How many runs match ``filters`` in each status, leaving out their status filter: the
     counts the list shows above its rows, one per status (one query)."""
-    rows = _filtered_runs(dataclasses.replace(filters, status="")).order_by()
+    rows = filtered_runs(dataclasses.replace(filters, status="")).order_by()
     counted = rows.values("status").annotate(count=Count("id")).values_list("status", "count")
     return dict(counted)
 
@@ -172,19 +204,14 @@ def run_status_counts(filters: RunFilters) -> dict[str, int]:
 def run_ids_matching(filters: RunFilters, *, limit: int) -> tuple[list[uuid.UUID], int]:
     """The ids of the runs ``filters`` match (newest first, at most ``limit``) and how many
     match in all: what "every run matching this filter" picks."""
-    rows = _filtered_runs(filters)
+    rows = filtered_runs(filters)
     return list(rows.order_by("-created_at").values_list("pk", flat=True)[:limit]), rows.count()
 
 
-def run_list_full(
-    *,
-    status: str = "",
-    workflow: str = "",
-    limit: int = 50,
-    workflows: frozenset[str] | None = None,
-) -> list[WorkflowRun]:
-    """Newest runs first with every column (the JSON API returns whole runs)."""
-    rows = _filtered_runs(RunFilters(status=status, workflow=workflow, workflows=workflows))
+def run_list_full(filters: RunFilters, *, limit: int = 50) -> list[WorkflowRun]:
+    """Newest runs matching ``filters`` first, with every column (the JSON API returns whole
+    runs)."""
+    rows = filtered_runs(filters)
     return list(rows.select_related("created_by").order_by("-created_at")[:limit])
 
 

@@ -10,7 +10,12 @@ a pass costs a few queries per rule however many runs there are:
   executor invoked, status change...) for N minutes;
 * run slower than N minutes: unfinished N minutes after it was created;
 * approval waiting longer than N minutes: a pending request raised more than N minutes ago;
-* retention failing: the last finished run of the ``prune-checkpoints`` job recorded an error.
+* retention failing: the last finished run of the ``prune-checkpoints`` job recorded an error;
+* run cost above X: the run's cost (its column, which each superstep's commit adds its model
+  calls to) is above X; runs that ended before the rule existed are left alone, and a run is
+  alerted about once: a run the rule has had an incident about, open or resolved, is not
+  found again (its cost only grows, so the incident stays open until the rule changes or the
+  run is deleted).
 
 Once per incident, however many processes evaluate at once: an incident is inserted in its own
 transaction, together with its notifications and audit entry, and the partial unique index
@@ -26,10 +31,11 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import uuid
+from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import DateTimeField, Exists, OuterRef, QuerySet, Subquery
+from django.db.models import DateTimeField, Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from dashboard.access import audit
@@ -107,6 +113,10 @@ def _runs(rule: AlertRule, moment: dt.datetime) -> QuerySet[WorkflowRun]:
         return runs.filter(status=RunStatus.FAILED, finished_at__gte=rule.created_at)
     if rule.condition == AlertCondition.RUN_SLOW:
         return runs.filter(status__in=UNFINISHED, created_at__lt=limit)
+    if rule.condition == AlertCondition.RUN_COST:
+        return runs.filter(cost__gt=rule.threshold_cost).filter(
+            Q(finished_at__isnull=True) | Q(finished_at__gte=rule.created_at)
+        )
     # Stuck: the run row counts its events, so the latest is one index lookup per run.
     latest_event = RunEvent.objects.filter(run=OuterRef("pk"), seq=OuterRef("last_event_seq"))
     return (
@@ -184,31 +194,46 @@ def _findings(rule: AlertRule, moment: dt.datetime) -> list[Finding]:
     # NOT IN, not a correlated NOT EXISTS: PostgreSQL hashes the rule's open run ids once,
     # where a fresh table without statistics tempts it into a nested loop per run.
     # (run_id IS NOT NULL: one NULL in a NOT IN list would exclude every run.)
-    covered_runs = _open_incidents(rule).filter(run__isnull=False).values("run_id")
+    # Run cost above alerts once per run: its resolved incidents cover the run too.
+    incidents = (
+        AlertIncident.objects.filter(rule=rule)
+        if rule.condition == AlertCondition.RUN_COST
+        else _open_incidents(rule)
+    )
+    covered_runs = incidents.filter(run__isnull=False).values("run_id")
     runs = (
         _runs(rule, moment)
         .exclude(pk__in=covered_runs)
         .order_by("created_at")
-        .values_list("pk", "workflow_name", "status", "error_message")
+        .values_list("pk", "workflow_name", "status", "error_message", "cost")
     )
     return [
         Finding(
             str(pk),
-            _run_summary(rule, workflow, pk),
+            _run_summary(rule, workflow, pk, cost),
             pk,
             workflow,
-            {"status": status, "error": error[:500]} if error else {"status": status},
+            {"status": status, "error": error[:500]} if error else _run_details(rule, status, cost),
         )
-        for pk, workflow, status, error in runs[:OPEN_PER_RULE]
+        for pk, workflow, status, error, cost in runs[:OPEN_PER_RULE]
     ]
 
 
-def _run_summary(rule: AlertRule, workflow: str, run_id: uuid.UUID) -> str:
+def _run_details(rule: AlertRule, status: str, cost: Decimal) -> dict[str, Any]:
+    if rule.condition == AlertCondition.RUN_COST:
+        return {"status": status, "cost": str(cost)}
+    return {"status": status}
+
+
+def _run_summary(rule: AlertRule, workflow: str, run_id: uuid.UUID, cost: Decimal) -> str:
     run = f"Run {str(run_id)[:8]} of {workflow}"
     return {
         AlertCondition.RUN_FAILED: f"{run} failed",
         AlertCondition.RUN_STUCK: f"{run} made no progress for {rule.threshold_minutes} min",
         AlertCondition.RUN_SLOW: f"{run} still unfinished after {rule.threshold_minutes} min",
+        AlertCondition.RUN_COST: (
+            f"{run} cost {cost.normalize():f}, above {rule.threshold_cost_text}"
+        ),
     }[AlertCondition(rule.condition)]
 
 
@@ -282,6 +307,10 @@ def _resolution(rule: AlertRule) -> str:
         AlertCondition.RUN_SLOW: "The run finished.",
         AlertCondition.APPROVAL_WAITING: "The request was decided or cancelled.",
         AlertCondition.RETENTION_FAILING: "The retention job ran without an error.",
+        AlertCondition.RUN_COST: (
+            "The run no longer costs more than the rule's threshold (the rule was changed), "
+            "or it was deleted."
+        ),
     }[AlertCondition(rule.condition)]
 
 

@@ -91,6 +91,7 @@ def _payload(incident: AlertIncident, event: str) -> dict[str, Any]:
         "rule": rule.name,
         "condition": rule.condition,
         "threshold_minutes": rule.threshold_minutes,
+        "threshold_cost": rule.threshold_cost_text or None,
         "workflow": incident.workflow_name,
         "run_id": str(incident.run_id) if incident.run_id else None,
         "subject": incident.subject,

@@ -7,6 +7,7 @@ job); what an incident tells the outside world is ``services.alert_notifications
 from __future__ import annotations
 
 import dataclasses
+from decimal import Decimal
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -20,10 +21,11 @@ from dashboard.core.errors import InvalidInput, NotFound
 from dashboard.core.types import Actor, is_user
 from dashboard.models import AlertCondition, AlertRule
 from dashboard.models.alerts import TIMED_CONDITIONS
-from dashboard.services import validation
+from dashboard.services import amounts, validation
 from dashboard.services.common import now
 
 __all__ = [
+    "MAX_THRESHOLD_COST",
     "MAX_THRESHOLD_MINUTES",
     "AlertRuleSpec",
     "alert_rule_check",
@@ -33,6 +35,8 @@ __all__ = [
 ]
 
 MAX_THRESHOLD_MINUTES = 366 * 24 * 60
+# Run cost above: a run costing a million is beyond what any rule could mean to catch.
+MAX_THRESHOLD_COST = Decimal(1_000_000)
 MAX_EMAILS = 20
 _http_url = URLValidator(schemes=["https", "http"])
 
@@ -45,6 +49,8 @@ class AlertRuleSpec:
     condition: str
     workflow_name: str = ""
     threshold_minutes: int | None = None
+    # Run cost above: the cost, as typed (text or a number; read by ``services.amounts``).
+    threshold_cost: object = None
     emails: str = ""
     slack_webhook_url: str = ""
     webhook_url: str = ""
@@ -105,6 +111,25 @@ def _check_subject(spec: AlertRuleSpec, fields: dict[str, Any], errors: dict[str
         errors["threshold_minutes"] = "This condition takes no number of minutes: leave it empty."
     else:
         fields["threshold_minutes"] = None
+    fields["threshold_cost"] = _checked_cost(spec, errors)
+
+
+def _checked_cost(spec: AlertRuleSpec, errors: dict[str, str]) -> Decimal | None:
+    given = spec.threshold_cost
+    empty = given is None or (isinstance(given, str) and not given.strip())
+    if spec.condition != AlertCondition.RUN_COST:
+        if not empty:
+            errors["threshold_cost"] = "This condition takes no cost: leave it empty."
+        return None
+    if empty:
+        errors["threshold_cost"] = "Say above which cost a run alerts, such as 0.50."
+        return None
+    found: dict[str, str] = {}
+    cost = amounts.read_cost(given, "threshold_cost", found)
+    if not found and not 0 < cost <= MAX_THRESHOLD_COST:
+        found["threshold_cost"] = f"A cost above 0 and at most {MAX_THRESHOLD_COST:,}."
+    errors.update(found)
+    return None if found else cost
 
 
 def _checked_emails(text: str, errors: dict[str, str]) -> str:
@@ -151,6 +176,7 @@ def _described(rule: AlertRule) -> dict[str, Any]:
         "condition": rule.condition,
         "workflow": rule.workflow_name or "*",
         "threshold_minutes": rule.threshold_minutes,
+        "threshold_cost": rule.threshold_cost_text or None,
         "emails": rule.email_list,
         "slack": bool(rule.slack_webhook_url),
         "webhook_url": rule.webhook_url,

@@ -7,7 +7,7 @@ what past runs cost.
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from django.db import transaction
 from django.utils import timezone
@@ -16,7 +16,7 @@ from dashboard.access import audit, authz
 from dashboard.core.errors import InvalidInput, NotFound
 from dashboard.core.types import Actor, is_user
 from dashboard.models import ModelPrice
-from dashboard.services import validation
+from dashboard.services import amounts, validation
 
 __all__ = ["MAX_PRICE", "price_delete", "price_set"]
 
@@ -41,32 +41,33 @@ def _model(value: object, errors: dict[str, str]) -> str:
 
 
 def _price(value: object, field: str, errors: dict[str, str]) -> Decimal:
-    try:
-        if isinstance(value, bool) or not isinstance(value, str | int | float | Decimal):
-            raise InvalidOperation
-        price = Decimal(str(value).strip())
-    except InvalidOperation:
-        errors[field] = "Enter a price, such as 0.15."
-        return Decimal(0)
-    if not price.is_finite():
-        errors[field] = "Enter a finite price."
-    elif price < 0:
-        errors[field] = "A price cannot be negative."
-    elif price > MAX_PRICE:
-        errors[field] = f"At most {MAX_PRICE:,} per million tokens."
-    elif price != price.quantize(Decimal("0.0001")):
-        errors[field] = "At most four decimal places."
-    return price
+    return amounts.decimal_amount(
+        value,
+        field,
+        errors,
+        noun="a price",
+        example="0.15",
+        maximum=MAX_PRICE,
+        places=4,
+        unit=" per million tokens",
+    )
 
 
 def price_set(
-    model: object, *, input_per_million: object, output_per_million: object, user: Actor
+    model: object,
+    *,
+    input_per_million: object,
+    output_per_million: object,
+    user: Actor,
+    new: bool = False,
 ) -> ModelPrice:
-    """Create or change a model's price.
+    """Create or change a model's price; with ``new``, only create it (a "new price" form
+    must not overwrite the price someone set for the same model).
 
     Raises:
         Forbidden: ``user`` may not change prices (an Admin's job).
-        InvalidInput: a field does not fit (one message per field).
+        InvalidInput: a field does not fit (one message per field), or ``new`` and the model
+            has a price already.
     """
     authz.require(user, "price_change", target="model prices")
     errors: dict[str, str] = {}
@@ -86,6 +87,11 @@ def price_set(
                 "updated_by": user if is_user(user) else None,
             },
         )
+        if new and not created:
+            raise InvalidInput(
+                "The price was not saved.",
+                errors={"model": "This model has a price already: edit that one."},
+            )
         before = (row.input_per_million, row.output_per_million)
         if not created and before == prices:
             return row  # nothing changed: nothing written, nothing recorded

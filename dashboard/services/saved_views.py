@@ -1,8 +1,8 @@
 """Saved views of the runs list: save a filter under a name, pin it in the navigation, share it,
 rename or delete it. Only the owner changes a view; a shared one is listed for everyone who may
 see runs. The query kept is the runs list's own (``status``, ``workflow``, ``trigger``, ``q``,
-dates, sort), anything else dropped, so a saved view can never carry a cursor or a stray
-parameter."""
+dates, the cost and token amounts, sort), anything else dropped, so a saved view can never
+carry a cursor or a stray parameter; an amount that does not read is refused."""
 
 from __future__ import annotations
 
@@ -14,12 +14,28 @@ from dashboard.access import audit, authz
 from dashboard.core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from dashboard.core.types import Actor, is_user
 from dashboard.models import SavedView
-from dashboard.services import validation
+from dashboard.services import amounts, validation
 
 __all__ = ["VIEW_KEYS", "clean_query", "saved_view_delete", "saved_view_save", "saved_views_for"]
 
 # The runs list's filter parameters, in the order a saved query keeps them.
-VIEW_KEYS = ("q", "status", "workflow", "trigger", "created_from", "created_to", "sort")
+VIEW_KEYS = (
+    "q",
+    "status",
+    "workflow",
+    "trigger",
+    "created_from",
+    "created_to",
+    "cost_min",
+    "cost_max",
+    "tokens_min",
+    "sort",
+)
+_AMOUNTS = {
+    "cost_min": amounts.read_cost,
+    "cost_max": amounts.read_cost,
+    "tokens_min": amounts.read_tokens,
+}
 MAX_NAME = 80
 MAX_VIEWS = 100
 
@@ -28,11 +44,16 @@ def clean_query(query: str) -> str:
     """Only the runs list's filter parameters of ``query``, checked and bounded."""
     given = QueryDict(query[:4000])
     kept = QueryDict(mutable=True)
+    errors: dict[str, str] = {}
     for key in VIEW_KEYS:
         value = given.get(key, "").strip()
         if value:
             validation.require_storable(value, field=key)
+            if key in _AMOUNTS:
+                _AMOUNTS[key](value, key, errors)
             kept[key] = value[:200]
+    if errors:
+        raise InvalidInput(" ".join(errors.values()), errors=errors)
     return kept.urlencode()
 
 

@@ -13,34 +13,71 @@ import dataclasses
 import datetime as dt
 import json
 from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.http import HttpRequest, QueryDict
 
 from dashboard.selectors import KeysetPage
 
-__all__ = ["Page", "decode_cursor", "encode_cursor", "page_links"]
+__all__ = ["Page", "decode_cost_cursor", "decode_cursor", "encode_cursor", "page_links"]
 
 
-def encode_cursor(value: dt.datetime | None, pk: object) -> str:
-    raw = json.dumps([value.isoformat() if value else None, str(pk)], separators=(",", ":"))
+def encode_cursor(value: dt.datetime | Decimal | None, pk: object) -> str:
+    if isinstance(value, Decimal):
+        text: str | None = str(value)
+    else:
+        text = value.isoformat() if value else None
+    raw = json.dumps([text, str(pk)], separators=(",", ":"))
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
+def _moment(text: str) -> dt.datetime:
+    moment = dt.datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        raise ValueError("a cursor's time has a zone")
+    return moment
+
+
+def _cost(text: str) -> Decimal:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise ValueError("not a cost") from None
+    if not value.is_finite():
+        raise ValueError("not a cost")
+    return value
+
+
 def decode_cursor[K](text: str | None, pk_type: Callable[[str], K]) -> tuple[dt.datetime, K] | None:
-    """(value, pk) of a cursor, with ``pk_type`` applied to the id (``uuid.UUID``, ``int``)."""
+    """(time, pk) of a cursor, with ``pk_type`` applied to the id (``uuid.UUID``, ``int``)."""
+    return _decode(text, pk_type, _moment)
+
+
+def decode_cost_cursor[K](
+    text: str | None, pk_type: Callable[[str], K]
+) -> tuple[Decimal, K] | None:
+    """(cost, pk) of a cursor of a list sorted by cost."""
+    return _decode(text, pk_type, _cost)
+
+
+def _decode[K, V](
+    text: str | None, pk_type: Callable[[str], K], value_type: Callable[[str], V]
+) -> tuple[V, K] | None:
     if not text or len(text) > 200:
         return None
     try:
         raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
         value, pk = json.loads(raw)
-        moment = dt.datetime.fromisoformat(value)
+        if not isinstance(value, str):
+            return None
+        found = value_type(value)
         key = pk_type(pk) if isinstance(pk, str) and pk else None
     except (binascii.Error, ValueError, TypeError, UnicodeDecodeError):
         return None
-    if moment.tzinfo is None or key is None:
+    if key is None:
         return None
-    return moment, key
+    return found, key
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,7 +95,7 @@ class Page:
 def page_links(
     request: HttpRequest,
     page: KeysetPage[Any],
-    key: Callable[[Any], tuple[dt.datetime | None, Any]],
+    key: Callable[[Any], tuple[dt.datetime | Decimal | None, Any]],
     *,
     path: str | None = None,
     previous_label: str = "Newer",

@@ -6,7 +6,7 @@ from django.urls import URLPattern, path
 
 from dashboard.web.approvals import views as approvals
 from dashboard.web.checkpoints import views as checkpoints
-from dashboard.web.operations import alerts, audit, retention, schedules, storage
+from dashboard.web.operations import alerts, audit, prices, retention, schedules, storage
 from dashboard.web.run_page import versions
 from dashboard.web.run_page import views as run_page
 from dashboard.web.runs import bulk, compare_page, saved
@@ -115,6 +115,10 @@ urlpatterns: list[URLPattern] = [
     path("alerts/new/", alerts.alert_rule_new, name="alert_rule_new"),
     path("alerts/<int:rule_id>/edit/", alerts.alert_rule_edit, name="alert_rule_edit"),
     path("alerts/<int:rule_id>/delete/", alerts.alert_rule_delete, name="alert_rule_delete"),
+    path("prices/", prices.price_list, name="prices"),
+    path("prices/new/", prices.price_new, name="price_new"),
+    path("prices/<int:price_id>/edit/", prices.price_edit, name="price_edit"),
+    path("prices/<int:price_id>/delete/", prices.price_delete, name="price_delete"),
     path("audit/", audit.audit, name="audit"),
     path("audit/export/", audit.audit_export, name="audit_export"),
 ]

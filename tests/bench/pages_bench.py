@@ -25,6 +25,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -87,10 +88,13 @@ def seed_runs(count: int, *, seed: int = 7, now: dt.datetime | None = None) -> i
     span = dt.timedelta(days=30).total_seconds()
     written = 0
     statuses = _statuses(count, rng)
+    usage = random.Random(seed + 1)  # its own draws: the other columns stay as they were
     for start in range(0, count, BATCH):
         runs: list[WorkflowRun] = []
         for index in range(start, min(count, start + BATCH)):
-            runs.append(_run(index, next(statuses), rng.choice(workflows), now, span, count, rng))
+            run = _run(index, next(statuses), rng.choice(workflows), now, span, count, rng)
+            _add_usage(run, usage)
+            runs.append(run)
         with transaction.atomic():
             WorkflowRun.objects.bulk_create(runs)
             _waiting_requests([r for r in runs if r.status == RunStatus.WAITING])
@@ -126,6 +130,15 @@ def _run(
         started_at=None if status == RunStatus.QUEUED else started,
         finished_at=finished if terminal else None,
     )
+
+
+def _add_usage(run: WorkflowRun, rng: random.Random) -> None:
+    """A third of the runs had agents: their tokens, and a cost at a few dollars a million."""
+    if rng.random() >= 1 / 3:
+        return
+    run.input_tokens = rng.randint(200, 400_000)
+    run.output_tokens = rng.randint(50, 80_000)
+    run.cost = (Decimal(run.input_tokens) * 3 + Decimal(run.output_tokens) * 15) / 1_000_000
 
 
 def _waiting_requests(runs: list[WorkflowRun]) -> None:
@@ -249,6 +262,12 @@ def _pages(real: dict[str, WorkflowRun]) -> list[tuple[str, str]]:
         ("runs list, search run id prefix", f"/?q={str(oldest.pk)[:8]}"),
         ("runs list, search input text", "/?q=ORD-1999"),
         ("runs list table (htmx refresh)", "/ htmx"),
+        ("runs list, dearest first", "/?sort=-cost"),
+        ("runs list, cheapest first", "/?sort=cost"),
+        ("runs list, cost at least 2", "/?cost_min=2"),
+        ("runs list, cost 0.5 to 0.6, dearest first", "/?cost_min=0.5&cost_max=0.6&sort=-cost"),
+        ("runs list, tokens at least 300000", "/?tokens_min=300000"),
+        ("runs list, workflow=squares with totals", "/?workflow=squares&cost_min=0.01"),
         ("start run form", "/runs/start/?workflow=return-replace"),
         ("run detail (waiting, 5 checkpoints)", f"/runs/{waiting.pk}/"),
         ("run detail (60 supersteps)", f"/runs/{long.pk}/"),

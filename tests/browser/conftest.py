@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import Any
 import pytest
 
 from tests.browser import deadlines
+from tests.browser.receivers import Receiver
 from tests.browser.servers import (
     PASSWORD,
     REPO,
@@ -349,3 +351,14 @@ def login_as() -> Callable[..., None]:
 def screenshot() -> Callable[[Any, str], Path]:
     """``screenshot(page, "runs-list")``: test-artifacts/screenshots/runs-list-1280.png."""
     return shoot
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A webhook endpoint for an alert rule (``tests/browser/receivers.py``), for this test."""
+    running = Receiver()
+    thread = threading.Thread(target=running.server.serve_forever, daemon=True)
+    thread.start()
+    yield running
+    running.server.shutdown()
+    running.server.server_close()

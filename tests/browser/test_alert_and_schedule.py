@@ -13,8 +13,8 @@ import pytest
 
 from tests.browser.deadlines import ms
 from tests.browser.pages import save_schedule
+from tests.browser.receivers import SECRET, Receiver
 from tests.browser.servers import Deployment
-from tests.browser.test_alerts import SECRET, Receiver, receiver  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -24,7 +24,7 @@ def test_a_scheduled_run_that_fails_raises_the_alert_set_beside_it(
     new_context: Callable[..., Any],
     login_as: Callable[..., None],
     problems: Any,
-    receiver: Receiver,  # noqa: F811 - the fixture imported above
+    receiver: Receiver,
 ) -> None:
     server = deployment(SUPERSTEP_BASE_URL=deployment.url)
     page = new_context(base_url=server.url).new_page()

@@ -10,66 +10,20 @@ absolute), whose failed run must not show in the other tests' lists.
 
 from __future__ import annotations
 
-import json
 import re
-import threading
 import time
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from standardwebhooks import Webhook
 
-from tests.browser.deadlines import ms, wait_until
+from tests.browser.deadlines import ms
+from tests.browser.receivers import SECRET, Receiver
 from tests.browser.servers import Deployment
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 RUN_URL = re.compile(r"/runs/[0-9a-f-]{36}/$")
-
-
-class Receiver:
-    """The webhook endpoint of the rule: keeps each verified payload."""
-
-    def __init__(self) -> None:
-        self.payloads: list[dict[str, Any]] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                receiver.payloads.append(Webhook(SECRET).verify(body, dict(self.headers)))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/superstep-alerts"
-
-    def wait_for(self, event: str, timeout: float = 60) -> dict[str, Any]:
-        """The first payload of ``event``, within ``seconds(timeout)``."""
-
-        def first() -> dict[str, Any] | None:
-            return next((p for p in self.payloads if p["event"] == event), None)
-
-        try:
-            return wait_until(first, timeout=timeout, what=f"no {event}", every=0.1)
-        except AssertionError as missing:
-            raise AssertionError(f"{missing}: {json.dumps(self.payloads)}") from None
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    running = Receiver()
-    thread = threading.Thread(target=running.server.serve_forever, daemon=True)
-    thread.start()
-    yield running
-    running.server.shutdown()
-    running.server.server_close()
 
 
 def test_an_admin_sets_an_alert_that_fires_on_a_failed_run_and_resolves_on_its_retry(

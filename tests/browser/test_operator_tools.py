@@ -193,7 +193,7 @@ def test_compact_runs_list_shows_at_least_20_whole_runs_at_1280_by_800(
     # A live refresh may be swapping the table in the moment it is counted: count once it
     # has settled, and say how many showed if it never reaches 20.
     with contextlib.suppress(PlaywrightTimeout):
-        page.wait_for_function(f"({whole_rows})() >= 20", timeout=ms(10_000))
+        page.wait_for_function(f"() => ({whole_rows})() >= 20", timeout=ms(10_000))
     visible = page.evaluate(whole_rows)
     assert visible >= 20, f"only {visible} whole rows on the screen"
     assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")

@@ -7,7 +7,8 @@ live updates never disagree. Two kinds of fragment:
 
 * **Rendered partials**, for what looks the same to everyone allowed to open the page (the
   consumers checked that in ``connect()``): the run page's new event-log rows, its graph, and
-  after events that change them its header, outcome, details and timeline; its alerts card
+  after events that change them its header, outcome, details and timeline, after a model
+  call its conversations and its "Tokens and cost" card; its alerts card
   when an incident about the run changes; the nav's approvals badge.
 * **Signals** (``base.html#live_signal``), for regions whose content depends on what this page
   asked for or who asks: the runs table (its filters and page), the inbox list and the selected
@@ -35,6 +36,7 @@ from dashboard.web.run_page import detail, graph_state
 from dashboard.web.run_page.detail import TEMPLATE, summary_context, timeline_context
 from dashboard.web.run_page.events import event_views
 from dashboard.web.run_page.gantt import gantt_context
+from dashboard.web.run_page.usage import usage_context
 
 __all__ = [
     "APPROVALS_CHANGED",
@@ -114,6 +116,7 @@ def run_update(run_id: uuid.UUID, events: Sequence[RunEvent], user: Actor = None
                 {"conversations": detail.conversations(run), "oob": True},
             )
         )
+        parts.append(render_to_string(f"{TEMPLATE}#usage", {**usage_context(run), "oob": True}))
     if any(event.type in ORCHESTRATION_TYPES for event in events):
         parts.append(
             render_to_string(

@@ -1,5 +1,5 @@
 """The forms of the operations pages: alert rules, schedules, retention policies and holds,
-and the audit log's filters.
+model prices, and the audit log's filters.
 
 They check types only (text, whole numbers, choices, a run id); what a rule, a schedule or a
 policy may say is the services' rule, whose messages land beside these fields
@@ -15,12 +15,27 @@ from typing import Any
 from django import forms
 
 from dashboard import catalog, services
-from dashboard.models import AlertCondition, AlertRule, AuditEntry, RetentionPolicy, Schedule
+from dashboard.models import (
+    AlertCondition,
+    AlertRule,
+    AuditEntry,
+    ModelPrice,
+    RetentionPolicy,
+    Schedule,
+)
 from dashboard.selectors import audit_log
 from dashboard.services import alerts, schedules, validation
 from dashboard.web.forms import JsonField, apply_errors, day_start
 
-__all__ = ["UNITS", "AlertRuleForm", "AuditFilterForm", "HoldForm", "PolicyForm", "ScheduleForm"]
+__all__ = [
+    "UNITS",
+    "AlertRuleForm",
+    "AuditFilterForm",
+    "HoldForm",
+    "PolicyForm",
+    "PriceForm",
+    "ScheduleForm",
+]
 
 
 class AlertRuleForm(forms.Form):
@@ -36,6 +51,13 @@ class AlertRuleForm(forms.Form):
             "Stuck, slower than and approval waiting: after how many minutes. Empty otherwise."
         ),
         widget=forms.NumberInput(attrs={"min": 1}),
+    )
+    # Text: services.alerts reads it (NaN, negative, huge, too many places are its refusals).
+    threshold_cost = forms.CharField(
+        required=False,
+        label="Cost",
+        help_text="Run cost above: the cost, at the price table's prices. Empty otherwise.",
+        widget=forms.TextInput(attrs={"inputmode": "decimal", "placeholder": "2.50"}),
     )
     workflow_name = forms.ChoiceField(label="Workflow", required=False, choices=())
     emails = forms.CharField(
@@ -288,3 +310,32 @@ class AuditFilterForm(forms.Form):
             created_to=day_start(data["created_to"], plus_days=1),
             target=data["q"].strip(),
         )
+
+
+class PriceForm(forms.Form):
+    """A model's price per million tokens, as text: ``services.price_set`` reads the amounts
+    (NaN, negative, too many places...) and its messages land beside these fields."""
+
+    model = forms.CharField(
+        label="Model",
+        help_text="The name the model reports, exactly (e.g. gpt-4o-mini).",
+        widget=forms.TextInput(attrs={"maxlength": 200, "spellcheck": "false"}),
+    )
+    input_per_million = forms.CharField(
+        label="Input, per million tokens",
+        widget=forms.TextInput(attrs={"inputmode": "decimal", "placeholder": "0.15"}),
+    )
+    output_per_million = forms.CharField(
+        label="Output, per million tokens",
+        widget=forms.TextInput(attrs={"inputmode": "decimal", "placeholder": "0.60"}),
+    )
+
+    def spec(self) -> dict[str, str]:
+        return dict(self.cleaned_data)
+
+    @classmethod
+    def initial_for(cls, price: ModelPrice) -> dict[str, Any]:
+        return {field: getattr(price, field) for field in cls.base_fields}
+
+    def add_service_errors(self, errors: dict[str, str]) -> None:
+        apply_errors(self, errors)

@@ -29,6 +29,7 @@ from dashboard.web import durations
 from dashboard.web.run_page import graph_state, subworkflows
 from dashboard.web.run_page.events import event_views
 from dashboard.web.run_page.timeline import build_timeline
+from dashboard.web.run_page.usage import usage_context
 
 __all__ = [
     "LOG_LIMIT",
@@ -224,6 +225,7 @@ def page_context(
         "live_replies": broadcast.replies_so_far(run.pk) if not run.is_terminal else [],
         "conversations": conversations(run),
         "orchestration": orchestration_view(run),
+        **usage_context(run),
         "ws_url": f"/ws/runs/{run.pk}/?view=html",
         "nav_section": "runs",
     }

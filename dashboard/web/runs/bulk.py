@@ -28,7 +28,12 @@ def _picked(request: HttpRequest) -> tuple[list[str], str, str]:
     ticked rows, or every run the list's filter matches."""
     query = request.POST.get("query", "")[:2000]
     if request.POST.get("all_matching") == "1":
-        _, filters = filters_from_query(QueryDict(query), request.user)
+        form, filters = filters_from_query(QueryDict(query), request.user)
+        if refused := form.refusals():
+            raise services.InvalidInput(
+                "the filter has an amount that does not read: " + " ".join(refused.values()),
+                errors=refused,
+            )
         ids, count = selectors.run_ids_matching(filters, limit=bulk.MAX_BULK_RUNS + 1)
         if count > bulk.MAX_BULK_RUNS:
             raise services.InvalidInput(

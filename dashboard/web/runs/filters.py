@@ -27,6 +27,9 @@ def filters_from_query(query: QueryDict, user: Actor) -> tuple[RunFilterForm, se
         workflows=services.visible_workflows(user),
         executor=form.value("executor") or "",
         trigger=form.value("trigger") or "",
+        cost_min=form.value("cost_min"),
+        cost_max=form.value("cost_max"),
+        tokens_min=form.value("tokens_min"),
     )
     return form, filters
 

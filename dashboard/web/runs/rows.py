@@ -25,6 +25,7 @@ from django.utils.safestring import SafeString
 
 from dashboard.models import TERMINAL_RUN_STATUSES, RunStatus, WorkflowRun
 from dashboard.web.components import status_pill_html, time_html
+from dashboard.web.display import cost_label, tokens_label
 from dashboard.web.durations import RunDuration
 
 __all__ = ["KEPT_ROWS", "forget_rows", "run_row"]
@@ -50,6 +51,9 @@ def run_row(run: WorkflowRun, approvals: list[Any], duration: RunDuration) -> tu
         "error": (run.error_message or "").strip().split("\n", 1)[0][:140]
         if run.status == RunStatus.FAILED
         else "",
+        "input_tokens": tokens_label(run.input_tokens),
+        "output_tokens": tokens_label(run.output_tokens),
+        "cost": cost_label(run.cost),
     }
     if run.status not in TERMINAL_RUN_STATUSES or approvals:
         return run, approvals, duration, cells, ""
@@ -94,4 +98,7 @@ def _key(run: WorkflowRun, duration: RunDuration) -> Hashable:
         duration.waited_text,
         duration.waiting_since,
         duration.attempts,
+        run.input_tokens,
+        run.output_tokens,
+        run.cost,
     )

@@ -20,6 +20,7 @@ from dashboard.web.access import (
     page_view,
     workflow_names,
 )
+from dashboard.web.display import cost_label, tokens_label
 from dashboard.web.durations import run_durations
 from dashboard.web.forms import (
     SchemaFieldsForm,
@@ -27,7 +28,7 @@ from dashboard.web.forms import (
     apply_errors,
     schema_form,
 )
-from dashboard.web.pagination import decode_cursor, page_links
+from dashboard.web.pagination import decode_cost_cursor, decode_cursor, page_links
 from dashboard.web.runs.filters import filters_from_query
 from dashboard.web.runs.rows import run_row
 
@@ -47,13 +48,16 @@ START_DENIED = (
 @page_view("GET")
 def run_list(request: HtmxHttpRequest) -> HttpResponse:
     form, filters = filters_from_query(request.GET, request.user)
-    newest_first = (form.value("sort") or "-created") == "-created"
+    sort, descending = form.sort_order()
+    by_cost = sort == "cost"
+    decode = decode_cost_cursor if by_cost else decode_cursor
     page = selectors.run_list(
         filters,
-        newest_first=newest_first,
-        after=decode_cursor(request.GET.get("after"), uuid.UUID),
-        before=decode_cursor(request.GET.get("before"), uuid.UUID),
+        newest_first=descending,
+        after=decode(request.GET.get("after"), uuid.UUID),
+        before=decode(request.GET.get("before"), uuid.UUID),
         limit=PAGE_SIZE,
+        sort=sort,
     )
     waiting = selectors.pending_approvals_by_run(
         [run.pk for run in page.rows if run.status == RunStatus.WAITING]
@@ -61,29 +65,25 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
     spans = run_durations(page.rows)
     rows = [run_row(run, waiting.get(run.pk, []), spans[run.pk]) for run in page.rows]
     counts = selectors.run_status_counts(filters)
-    labels = ("Newer", "Older") if newest_first else ("Older", "Newer")
+    if by_cost:
+        labels = ("Dearer", "Cheaper") if descending else ("Cheaper", "Dearer")
+    else:
+        labels = ("Newer", "Older") if descending else ("Older", "Newer")
     context: dict[str, Any] = {
         "form": form,
         "rows": rows,
         "page": page_links(
             request,
             page,
-            lambda run: (run.created_at, run.pk),
+            (lambda run: (run.cost, run.pk)) if by_cost else (lambda run: (run.created_at, run.pk)),
             path=reverse("dashboard:run_list"),
             previous_label=labels[0],
             next_label=labels[1],
         ),
-        "filtered": any(
-            [
-                filters.status,
-                filters.workflow,
-                filters.created_from,
-                filters.created_to,
-                filters.q,
-                filters.executor,
-                filters.trigger,
-            ]
-        ),
+        "filtered": filters.narrowed,
+        "refused": form.refusals(),
+        # A workflow's runs add up: what the filter's runs read and cost, from their columns.
+        "totals": _totals(filters) if filters.workflow else None,
         # The list's filter as a query string: what "every run matching" and "save view" take.
         "filter_query": _filter_query(request),
         # The same, as a saved view stores it: the navigation marks the pinned view it matches.
@@ -93,7 +93,9 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
             for name, spec in bulk.BULK_ACTIONS.items()
             if services.can(request.user, spec.permission)
         ],
-        "newest_first": newest_first,
+        "newest_first": descending and not by_cost,
+        "sort": sort,
+        "descending": descending,
         "query_items": [(key, item) for key, values in request.GET.lists() for item in values],
         "nav_section": "runs",
         "statuses": RunStatus.choices,
@@ -105,15 +107,27 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
         "may": allowed_actions(request.user),
         "compact": _compact(request),
     }
+    # An amount that does not read is refused (its message beside the field), the rest shown.
+    status = 400 if context["refused"] else 200
     if htmx_target(request) == "runs-table":
-        return render(request, f"{LIST_TEMPLATE}#runs_table", context)
-    response = render(request, LIST_TEMPLATE, context)
+        return render(request, f"{LIST_TEMPLATE}#runs_table", context, status=status)
+    response = render(request, LIST_TEMPLATE, context, status=status)
     if "density" in request.GET:
         density = "compact" if context["compact"] else "normal"
         response.set_cookie(
             DENSITY_COOKIE, density, max_age=DENSITY_COOKIE_AGE, samesite="Lax", httponly=True
         )
     return response
+
+
+def _totals(filters: selectors.RunFilters) -> dict[str, Any]:
+    found = selectors.usage_totals(filters)
+    return {
+        "runs": found.runs,
+        "input_tokens": tokens_label(found.input_tokens),
+        "output_tokens": tokens_label(found.output_tokens),
+        "cost": cost_label(found.cost),
+    }
 
 
 def _compact(request: HttpRequest) -> bool:

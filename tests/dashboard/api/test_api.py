@@ -170,6 +170,43 @@ def test_api_lists_runs_filtered_by_status_and_workflow(api: Api) -> None:
     assert "simulated outage at step 1" in failed_json["error"]["message"]
 
 
+def test_api_lists_runs_with_their_tokens_and_cost_filtered_by_them(api: Api) -> None:
+    from decimal import Decimal
+
+    cheap = started("squares", {"limit": 1, **FAST})
+    dear = started("squares", {"limit": 1, **FAST})
+    WorkflowRun.objects.filter(pk=cheap.pk).update(input_tokens=10, output_tokens=5, cost="0.01")
+    WorkflowRun.objects.filter(pk=dear.pk).update(
+        input_tokens=9000, output_tokens=1000, cost=Decimal("4.2")
+    )
+
+    def ids(**params: Any) -> list[str]:
+        response = api.get("/api/runs/", **params)
+        assert response.status_code == 200, response.json()
+        return [r["id"] for r in response.json()["runs"]]
+
+    [listed] = [r for r in api.get("/api/runs/").json()["runs"] if r["id"] == str(dear.pk)]
+    assert (listed["input_tokens"], listed["output_tokens"], listed["cost"]) == (
+        9000,
+        1000,
+        "4.200000",
+    )
+    assert ids(cost_min="1") == [str(dear.pk)]
+    assert ids(cost_max="0.01") == [str(cheap.pk)]
+    assert ids(tokens_min="16") == [str(dear.pk)]
+    assert ids(cost_min="0.01", cost_max="5", tokens_min="15") == [str(dear.pk), str(cheap.pk)]
+    for field, value in [
+        ("cost_min", "NaN"),
+        ("cost_max", "-1"),
+        ("cost_min", "1e400"),
+        ("tokens_min", "many"),
+        ("tokens_min", "-3"),
+    ]:
+        refused = api.get("/api/runs/", **{field: value})
+        assert refused.status_code == 400, (field, value)
+        assert field in refused.json()["errors"]
+
+
 def test_api_lists_checkpoints_and_shows_one_decoded(api: Api) -> None:
     run = started("squares", {"limit": 2, **FAST})
 
