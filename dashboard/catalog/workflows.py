@@ -24,7 +24,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from dashboard.catalog.sources import DEMO_WORKFLOWS, Builder, Registration, discover
 from workflows import CheckpointStorage, Workflow, WorkflowExecutor
-from workflows.storage import resolve_type_name
+from workflows.storage import chat_type_name, decode, encode, resolve_type_name
 
 __all__ = [
     "InputError",
@@ -204,6 +204,8 @@ def validate_value(annotation: Any, value: Any, *, known_fields_only: bool = Fal
     Raises:
         InputError: with one message per offending field path (``limit``, ``items.0.qty``).
     """
+    if _is_chat_type(annotation):
+        return _chat_value(annotation, value)
     unknown = unknown_fields(annotation, value) if known_fields_only else {}
     errors = dict(unknown)
     typed: Any = None
@@ -215,6 +217,22 @@ def validate_value(annotation: Any, value: Any, *, known_fields_only: bool = Fal
             errors.setdefault(path, error["msg"])
     if errors:
         raise InputError(errors, unknown=frozenset(unknown))
+    return typed
+
+
+def _is_chat_type(annotation: Any) -> bool:
+    """One of MAF's chat types (an agent's request answered with a ``Content``): neither a
+    dataclass nor a model, it is kept in the checkpoint codec's own form."""
+    return isinstance(annotation, type) and chat_type_name(annotation) is not None
+
+
+def _chat_value(annotation: type, value: Any) -> Any:
+    try:
+        typed = decode(value)
+    except Exception as exc:  # noqa: BLE001 - the codec's refusals, whatever their kind
+        raise InputError({"__root__": f"not a stored {annotation.__name__}: {exc}"}) from None
+    if not isinstance(typed, annotation):
+        raise InputError({"__root__": f"not a {annotation.__name__}"})
     return typed
 
 
@@ -337,7 +355,10 @@ def _request_types(workflow: Workflow, *, prefix: str) -> list[RequestType]:
 
 
 def to_json(annotation: Any, value: Any) -> Any:
-    """A validated value back to plain JSON (what the API stores and shows)."""
+    """A validated value back to plain JSON (what the API stores and shows); MAF's chat types
+    in the checkpoint codec's form."""
+    if _is_chat_type(annotation):
+        return encode(value)
     return _adapter(annotation).dump_python(value, mode="json")
 
 
