@@ -82,6 +82,8 @@ from dashboard.services.runs import (
     run_retry,
     run_start,
 )
+from dashboard.services.tool_calls import ToolCall, tool_call_of
+from dashboard.services.tool_calls import answer_fields as tool_answer_fields
 from dashboard.services.versions import (
     BulkMigration,
     VersionState,
@@ -111,6 +113,7 @@ __all__ = [
     "PruneReport",
     "RunError",
     "ServiceError",
+    "ToolCall",
     "VersionState",
     "approval_assign",
     "approval_claim",
@@ -154,6 +157,8 @@ __all__ = [
     "run_version",
     "runs_migrate",
     "runs_sweep",
+    "tool_answer_fields",
+    "tool_call_of",
     "version_state",
     "visible_workflows",
     "worker_identity",
