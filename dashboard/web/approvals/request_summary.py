@@ -12,6 +12,7 @@ from django.utils.safestring import SafeString
 from dashboard.models import ApprovalRequest
 from dashboard.renderers.diff_values import tree
 from dashboard.renderers.jsondiff import preview
+from dashboard.services import tool_calls
 from dashboard.web.components import time_html
 
 __all__ = ["InboxItem", "inbox_items", "request_fields"]
@@ -67,19 +68,29 @@ def _short(text: str) -> str:
 def inbox_items(approvals: list[ApprovalRequest]) -> list[InboxItem]:
     items = []
     for approval in approvals:
+        asked = tool_calls.requested_call(approval)
+        if asked is not None:  # a tool call: the function is the question, its arguments the rest
+            name, arguments = asked
+            fields = [(key, *_field_text(value)) for key, value in arguments.items()]
+            items.append(_item(approval, f"Call {name}", fields))
+            continue
         _, fields = request_fields(approval)
         by_name = {name.lower(): text for name, text, _ in fields}
         question_name = next((n for n in QUESTION_FIELDS if by_name.get(n)), "")
         if not question_name and len(fields) == 1 and not fields[0][2]:
             question_name = fields[0][0].lower()  # a request that is one string is its question
-        rest = [(name, _short(text)) for name, text, _ in fields if name.lower() != question_name]
-        items.append(
-            InboxItem(
-                approval,
-                _short(by_name.get(question_name, "")),
-                rest[:LIST_FIELDS],
-                age=time_html(approval.created_at, mode="duration"),
-                due=None if approval.due_at is None else time_html(approval.due_at),
-            )
-        )
+        rest = [field for field in fields if field[0].lower() != question_name]
+        items.append(_item(approval, by_name.get(question_name, ""), rest))
     return items
+
+
+def _item(
+    approval: ApprovalRequest, question: str, fields: list[tuple[str, str, bool]]
+) -> InboxItem:
+    return InboxItem(
+        approval,
+        _short(question),
+        [(name, _short(text)) for name, text, _ in fields[:LIST_FIELDS]],
+        age=time_html(approval.created_at, mode="duration"),
+        due=None if approval.due_at is None else time_html(approval.due_at),
+    )
