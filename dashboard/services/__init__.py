@@ -63,6 +63,7 @@ from dashboard.services.execution import (
     runs_sweep,
     worker_identity,
 )
+from dashboard.services.message_answers import MessageRequest, message_request_of
 from dashboard.services.model_prices import price_delete, price_set
 from dashboard.services.retention import PruneReport, checkpoint_prune, retention_preview
 from dashboard.services.retention_policies import (
@@ -108,6 +109,7 @@ __all__ = [
     "InvalidInput",
     "Lease",
     "LeaseLost",
+    "MessageRequest",
     "NotFound",
     "PolicySpec",
     "PruneReport",
@@ -133,6 +135,7 @@ __all__ = [
     "fork_check",
     "lease_acquire",
     "lease_renew",
+    "message_request_of",
     "migration_preview",
     "park_runs_on_removed_versions",
     "policy_apply",

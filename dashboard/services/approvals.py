@@ -30,7 +30,7 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
-from dashboard.services import approval_rules, dispatch, tool_calls, validation
+from dashboard.services import approval_rules, dispatch, message_answers, tool_calls, validation
 from dashboard.services.common import enqueue, locked_run, now, record_events, set_status
 
 __all__ = [
@@ -294,8 +294,11 @@ def _response_value(
             "deployment does not know: register the types of its workflow"
         ) from exc
     call = tool_calls.tool_call_of(approval)
+    asked = message_answers.message_request_of(approval) if call is None else None
     if call is not None:
         value: Any = tool_calls.tool_response(approval, call, approved, response, reason)
+    elif asked is not None:
+        value = message_answers.message_answer(approval, asked, approved, response, reason)
     elif rtype is bool:
         value = approved
     else:

@@ -1,0 +1,178 @@
+"""The orchestrations' own requests decided through the service (services/message_answers.py):
+a handoff's next user message, an agent's answer under review, a Magentic plan signed off,
+revised or edited, each run going on as the orchestration does. On the local model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from dashboard import selectors, services
+from dashboard.demo import agents
+from dashboard.models import ApprovalRequest, ApprovalStatus, RunStatus, WorkflowRun
+from dashboard.renderers import conversation
+from dashboard.services.message_answers import EDITED_PLAN
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+Drive = Callable[..., WorkflowRun]
+FLOWS = "tests.dashboard.services.message_flows"
+
+
+@pytest.fixture(autouse=True)
+def flows(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(agents, "_WORD_DELAY", 0.0)
+    settings.SUPERSTEP_WORKFLOWS = {
+        "reviewed-answer": f"{FLOWS}.build_reviewed_answer",
+        "signed-off-plan": f"{FLOWS}.build_signed_off_plan",
+    }
+    yield
+
+
+@pytest.fixture
+def operator(role_user: Callable[..., Any]) -> Any:
+    return role_user("olga", "Operator")
+
+
+@pytest.fixture
+def approver(role_user: Callable[..., Any]) -> Any:
+    return role_user("ann", "Approver")
+
+
+def waiting(drive: Drive, operator: Any, workflow: str, prompt: str) -> ApprovalRequest:
+    run = drive(services.run_start, workflow_name=workflow, input=prompt, user=operator)
+    assert run.status == RunStatus.WAITING, run.error_message
+    return ApprovalRequest.objects.get(run=run, status=ApprovalStatus.PENDING)
+
+
+def next_request(approval: ApprovalRequest) -> ApprovalRequest:
+    run = WorkflowRun.objects.get(pk=approval.run_id)
+    assert run.status == RunStatus.WAITING, (run.status, run.error_message)
+    return ApprovalRequest.objects.get(run=run, status=ApprovalStatus.PENDING)
+
+
+def test_a_handoff_reply_is_the_users_next_message(
+    drive: Drive, operator: Any, approver: Any
+) -> None:
+    asked = waiting(drive, operator, "handoff-triage", "My invoice shows a double charge")
+    request = services.message_request_of(asked)
+    assert request is not None and request.kind == "handoff" and request.text
+
+    drive(
+        services.approval_decide,
+        asked.request_id,
+        user=approver,
+        approved=True,
+        response={"text": "It was charged twice on May 3"},
+    )
+
+    # The agent answered again (and waits for the user's next message), the reply among the
+    # messages of its conversation.
+    following = next_request(asked)
+    assert services.message_request_of(following).kind == "handoff"  # type: ignore[union-attr]
+    document = selectors.checkpoint_document(following.checkpoint)
+    said = conversation.conversations_of(document["executor_states"])
+    texts = [
+        p.text for chat in said for turn in chat.turns if turn.role == "user" for p in turn.parts
+    ]
+    assert "It was charged twice on May 3" in texts
+
+
+def test_rejecting_a_handoff_ends_the_conversation(
+    drive: Drive, operator: Any, approver: Any
+) -> None:
+    asked = waiting(drive, operator, "handoff-triage", "My invoice shows a double charge")
+
+    run = drive(
+        services.approval_decide, asked.request_id, user=approver, approved=False, reason="done"
+    )
+
+    assert run.status == RunStatus.COMPLETED, run.error_message
+    assert ApprovalRequest.objects.get(pk=asked.pk).response == []
+
+
+@pytest.mark.parametrize(
+    ("response", "field"),
+    [(None, "text"), ({"text": "   "}, "text"), ({"text": 5}, "text"), ({"txt": "hi"}, "txt")],
+)
+def test_a_handoff_approved_without_a_message_decides_nothing(
+    drive: Drive, operator: Any, approver: Any, response: Any, field: str
+) -> None:
+    asked = waiting(drive, operator, "handoff-triage", "My invoice shows a double charge")
+
+    with pytest.raises(services.InvalidInput) as refused:
+        services.approval_decide(asked.request_id, user=approver, approved=True, response=response)
+
+    assert field in refused.value.errors
+    assert ApprovalRequest.objects.get(pk=asked.pk).status == ApprovalStatus.PENDING
+
+
+def test_an_agents_answer_accepted_under_review_finishes_the_run(
+    drive: Drive, operator: Any, approver: Any
+) -> None:
+    asked = waiting(drive, operator, "reviewed-answer", "Write about kettles")
+    request = services.message_request_of(asked)
+    assert request == services.MessageRequest(
+        "agent_review", "writer", "writer: I read: Write about kettles"
+    )
+
+    run = drive(services.approval_decide, asked.request_id, user=approver, approved=True)
+
+    assert run.status == RunStatus.COMPLETED, run.error_message
+
+
+def test_a_rejected_answer_sends_the_reason_to_the_agent_which_answers_again(
+    drive: Drive, operator: Any, approver: Any
+) -> None:
+    asked = waiting(drive, operator, "reviewed-answer", "Write about kettles")
+
+    drive(
+        services.approval_decide,
+        asked.request_id,
+        user=approver,
+        approved=False,
+        reason="Mention the price",
+    )
+
+    again = services.message_request_of(next_request(asked))
+    assert again is not None and again.text == "writer: I read: Mention the price"
+
+
+def test_a_signed_off_plan_lets_the_team_work(drive: Drive, operator: Any, approver: Any) -> None:
+    asked = waiting(drive, operator, "signed-off-plan", "Write about kettles")
+    request = services.message_request_of(asked)
+    assert request is not None and request.kind == "plan_review"
+    assert "researcher: Finds facts." in request.text
+
+    drive(services.approval_decide, asked.request_id, user=approver, approved=True)
+
+    assert ApprovalRequest.objects.get(pk=asked.pk).response["v"] == {"review": []}
+    # The team worked on the plan; the local model writes no progress ledger, so the manager
+    # resets and asks again, saying the team stalled (MAF's Magentic does the same).
+    again = services.message_request_of(next_request(asked))
+    assert again is not None and again.kind == "plan_review" and again.stalled
+
+
+@pytest.mark.parametrize("approved", [True, False])
+def test_an_edited_or_rejected_plan_goes_back_for_a_new_plan(
+    drive: Drive, operator: Any, approver: Any, approved: bool
+) -> None:
+    asked = waiting(drive, operator, "signed-off-plan", "Write about kettles")
+
+    drive(
+        services.approval_decide,
+        asked.request_id,
+        user=approver,
+        approved=approved,
+        reason="" if approved else "Too long",
+        response={"text": "1. Ask the researcher for kettle prices."},
+    )
+
+    review = ApprovalRequest.objects.get(pk=asked.pk).response["v"]["review"]
+    said = [m["v"]["contents"][0]["text"] for m in review]
+    edited = EDITED_PLAN + "1. Ask the researcher for kettle prices."
+    assert said == ([edited] if approved else ["Too long", edited])
+    replanned = services.message_request_of(next_request(asked))
+    assert replanned is not None and replanned.kind == "plan_review"
