@@ -24,6 +24,7 @@ from dashboard.web.access import (
     workflow_names,
 )
 from dashboard.web.approvals.forms import ApprovalFilterForm, DecisionForm
+from dashboard.web.approvals.message_request import MessageForm, message_context, message_form
 from dashboard.web.approvals.request_summary import inbox_items, request_fields
 from dashboard.web.approvals.tool_call import ToolArgumentsForm, arguments_form, tool_call_context
 from dashboard.web.conflicts import approval_conflict
@@ -44,15 +45,21 @@ PAGE_SIZE = 50
 INBOX_TABS = (("mine", "Mine"), ("groups", "My groups"), ("all", "All"))
 
 
+ResponseForm = SchemaFieldsForm | SchemaJsonForm | MessageForm
+
+
 def response_form(
     approval: ApprovalRequest, data: Any = None, mode: str = "form"
-) -> SchemaFieldsForm | SchemaJsonForm | None:
+) -> ResponseForm | None:
     """The fields the approver fills in besides Approve/Reject; None when the buttons say it
     all (a yes/no request, a response whose only field is ``approved``, or a tool call whose
     arguments the workflow does not let approvers edit)."""
     call = services.tool_call_of(approval)
     if call is not None:
         return arguments_form(approval, call, data)
+    asked = services.message_request_of(approval)
+    if asked is not None:
+        return message_form(approval, asked, data)
     schema = approval.response_schema or {}
     properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else None
     if schema.get("type") == "boolean":
@@ -77,7 +84,7 @@ def panel_context(
     *,
     user: Actor,
     decision: DecisionForm | None = None,
-    response: SchemaFieldsForm | SchemaJsonForm | None = None,
+    response: ResponseForm | None = None,
     mode: str = "form",
     error: str = "",
     notice: str = "",
@@ -94,8 +101,10 @@ def panel_context(
     holder = approval.claimed_by if pending else None
     held_by_other = holder is not None and holder.pk != getattr(user, "pk", None)
     call = services.tool_call_of(approval)
+    asked = services.message_request_of(approval) if call is None else None
     return {
         **(tool_call_context(approval, call) if call is not None else {"tool_call": None}),
+        **(message_context(asked) if asked is not None else {"message_request": None}),
         "approval": approval,
         "request_value": shown,
         "request_fields": fields,
