@@ -9,6 +9,7 @@ from typing import Any
 
 from django.utils.safestring import SafeString
 
+from dashboard import services
 from dashboard.models import ApprovalRequest
 from dashboard.renderers.diff_values import tree
 from dashboard.renderers.jsondiff import preview
@@ -20,6 +21,11 @@ __all__ = ["InboxItem", "inbox_items", "request_fields"]
 # Fields whose text is the question a human is asked, in the order looked for.
 QUESTION_FIELDS = ("question", "prompt", "message", "title", "summary", "description", "reason")
 LIST_FIELDS = 3
+LIST_QUESTIONS = {
+    "handoff": "Reply to {agent} as the user",
+    "plan_review": "Sign off the plan",
+    "agent_review": "Review {agent}'s answer",
+}
 LIST_TEXT = 80
 
 
@@ -73,6 +79,11 @@ def inbox_items(approvals: list[ApprovalRequest]) -> list[InboxItem]:
             name, arguments = asked
             fields = [(key, *_field_text(value)) for key, value in arguments.items()]
             items.append(_item(approval, f"Call {name}", fields))
+            continue
+        words = services.message_request_of(approval)
+        if words is not None:  # an orchestration's: what it asks, and the text it is about
+            question = LIST_QUESTIONS[words.kind].format(agent=words.agent)
+            items.append(_item(approval, question, [("text", words.text, False)]))
             continue
         _, fields = request_fields(approval)
         by_name = {name.lower(): text for name, text, _ in fields}

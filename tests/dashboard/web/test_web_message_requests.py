@@ -141,3 +141,26 @@ def test_an_agents_answer_under_review_is_accepted_or_sent_back_with_the_reason(
     assert answer.status_code == 200, answer.content[:300]
     again = ApprovalRequest.objects.get(run=settled(asked), status=ApprovalStatus.PENDING)
     assert "writer: I read: Mention the price" in panel(approver_client, again)
+
+
+@pytest.mark.parametrize(
+    ("workflow", "question"),
+    [
+        ("handoff-triage", "Reply to triage as the user"),
+        ("signed-off-plan", "Sign off the plan"),
+        ("reviewed-answer", "Review writer&#x27;s answer"),
+    ],
+)
+def test_the_list_row_says_what_the_orchestration_asks(
+    approver_client: Client,
+    start: Callable[[str, str], ApprovalRequest],
+    workflow: str,
+    question: str,
+) -> None:
+    start(workflow, "My invoice shows a double charge")
+
+    html = approver_client.get("/approvals/").content.decode()
+    listed = html.split('id="approval-list"', 1)[1].split('id="approval-panel"', 1)[0]
+
+    assert question in listed
+    assert "unreadable" not in listed and "$t" not in listed
