@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,11 +32,14 @@ def row(page: Any, run_id: str) -> Any:
 
 
 def test_an_approver_edits_a_tools_arguments_and_the_agent_uses_them(
-    new_context: Callable[..., Any], login_as: Callable[..., None], problems: Any
+    new_context: Callable[..., Any],
+    login_as: Callable[..., None],
+    problems: Any,
+    screenshot: Callable[[Any, str], Path],
 ) -> None:
     operator = new_context().new_page()
     login_as(operator, "operator")
-    approver = new_context().new_page()
+    approver = new_context(viewport={"width": 1280, "height": 800}).new_page()
     login_as(approver, "approver2")
     order = f"R-{uuid.uuid4().hex[:6].upper()}"
 
@@ -55,6 +59,7 @@ def test_an_approver_edits_a_tools_arguments_and_the_agent_uses_them(
     assert "Refund an order." in approver.inner_text("#tool-description")
     assert order in approver.inner_text("#approval-panel .conversation")
     assert approver.input_value("#id_arguments-amount") == "1"
+    screenshot(approver, "inbox-tool-call")
 
     approver.fill("#id_arguments-order", order)
     approver.fill("#id_arguments-amount", "19.99")
