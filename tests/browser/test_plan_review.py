@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.browser.deadlines import ms
-from tests.browser.pages import NO_RELOAD, RUN_URL, SAME_PAGE, approve_in_inbox
+from tests.browser.pages import NO_RELOAD, SAME_PAGE, approve_in_inbox, start_run
 from tests.browser.servers import Deployment
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -30,13 +30,9 @@ def test_an_approver_edits_a_plan_and_the_manager_replans(
     approver = new_context(viewport={"width": 1280, "height": 800}, base_url=server.url).new_page()
     login_as(approver, "approver2")
 
-    operator.goto("/runs/start/?workflow=signed-off-plan")
-    operator.fill("#id_input-json", "Write a short note about kettles")
-    operator.click("form .card-footer button[type=submit]")
-    operator.wait_for_url(RUN_URL)
+    run_id = start_run(operator, "signed-off-plan", json="Write a short note about kettles")
     operator.evaluate(NO_RELOAD)
     operator.wait_for_selector("#run-outcome .waiting-alert", timeout=ms(60_000))
-    run_id = str(operator.url).rstrip("/").rsplit("/", 1)[-1]
 
     approver.goto("/approvals/")
     entry = approver.locator(".request-row", has_text=f"run {run_id[:8]}")

@@ -13,18 +13,14 @@ from typing import Any
 import pytest
 
 from tests.browser.deadlines import ms
-from tests.browser.pages import NO_RELOAD, RUN_URL, SAME_PAGE, approve_in_inbox
+from tests.browser.pages import NO_RELOAD, SAME_PAGE, approve_in_inbox, start_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def start_refund(page: Any, prompt: str) -> str:
-    """Start a support-refund run with the customer's message; its id, once it waits."""
-    page.goto("/runs/start/?workflow=support-refund")
-    page.fill("#id_input-json", prompt)
-    page.click("form .card-footer button[type=submit]")
-    page.wait_for_url(RUN_URL)
-    return str(page.url).rstrip("/").rsplit("/", 1)[-1]
+    """Start a support-refund run with the customer's message; its id."""
+    return start_run(page, "support-refund", json=prompt)
 
 
 def row(page: Any, run_id: str) -> Any:

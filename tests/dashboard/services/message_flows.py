@@ -4,6 +4,10 @@ Magentic plan signed off, on the local model."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
 from agent_framework import Agent
 
 from workflows import CheckpointStorage, Workflow
@@ -36,6 +40,18 @@ def build_signed_off_plan(checkpoint_storage: CheckpointStorage | None = None) -
         checkpoint_storage=checkpoint_storage,
     ).build()
     return built
+
+
+@pytest.fixture
+def registered_flows(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """These workflows registered (beside the demo's), on a local model that does not wait."""
+    from dashboard.demo import agents
+
+    monkeypatch.setattr(agents, "_WORD_DELAY", 0.0)
+    settings.SUPERSTEP_WORKFLOWS = {
+        name: f"{__name__}.{b.__name__}" for name, b in WORKFLOWS.items()
+    }
+    yield
 
 
 # For a server of the browser tests (SUPERSTEP_WORKFLOWS=tests.dashboard.services.message_flows).

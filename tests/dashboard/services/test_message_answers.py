@@ -4,45 +4,27 @@ revised or edited, each run going on as the orchestration does. On the local mod
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from dashboard import selectors, services
-from dashboard.demo import agents
 from dashboard.models import ApprovalRequest, ApprovalStatus, RunStatus, WorkflowRun
 from dashboard.renderers import conversation
 from dashboard.services.message_answers import EDITED_PLAN
+from tests.dashboard.services.message_flows import registered_flows  # noqa: F401 - a fixture
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("registered_flows"),
+]
 
 Drive = Callable[..., WorkflowRun]
-FLOWS = "tests.dashboard.services.message_flows"
 
 
-@pytest.fixture(autouse=True)
-def flows(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(agents, "_WORD_DELAY", 0.0)
-    settings.SUPERSTEP_WORKFLOWS = {
-        "reviewed-answer": f"{FLOWS}.build_reviewed_answer",
-        "signed-off-plan": f"{FLOWS}.build_signed_off_plan",
-    }
-    yield
-
-
-@pytest.fixture
-def operator(role_user: Callable[..., Any]) -> Any:
-    return role_user("olga", "Operator")
-
-
-@pytest.fixture
-def approver(role_user: Callable[..., Any]) -> Any:
-    return role_user("ann", "Approver")
-
-
-def waiting(drive: Drive, operator: Any, workflow: str, prompt: str) -> ApprovalRequest:
-    run = drive(services.run_start, workflow_name=workflow, input=prompt, user=operator)
+def waiting(drive: Drive, operator_user: Any, workflow: str, prompt: str) -> ApprovalRequest:
+    run = drive(services.run_start, workflow_name=workflow, input=prompt, user=operator_user)
     assert run.status == RunStatus.WAITING, run.error_message
     return ApprovalRequest.objects.get(run=run, status=ApprovalStatus.PENDING)
 
@@ -54,16 +36,16 @@ def next_request(approval: ApprovalRequest) -> ApprovalRequest:
 
 
 def test_a_handoff_reply_is_the_users_next_message(
-    drive: Drive, operator: Any, approver: Any
+    drive: Drive, operator_user: Any, approver_user: Any
 ) -> None:
-    asked = waiting(drive, operator, "handoff-triage", "My invoice shows a double charge")
+    asked = waiting(drive, operator_user, "handoff-triage", "My invoice shows a double charge")
     request = services.message_request_of(asked)
     assert request is not None and request.kind == "handoff" and request.text
 
     drive(
         services.approval_decide,
         asked.request_id,
-        user=approver,
+        user=approver_user,
         approved=True,
         response={"text": "It was charged twice on May 3"},
     )
@@ -81,12 +63,16 @@ def test_a_handoff_reply_is_the_users_next_message(
 
 
 def test_rejecting_a_handoff_ends_the_conversation(
-    drive: Drive, operator: Any, approver: Any
+    drive: Drive, operator_user: Any, approver_user: Any
 ) -> None:
-    asked = waiting(drive, operator, "handoff-triage", "My invoice shows a double charge")
+    asked = waiting(drive, operator_user, "handoff-triage", "My invoice shows a double charge")
 
     run = drive(
-        services.approval_decide, asked.request_id, user=approver, approved=False, reason="done"
+        services.approval_decide,
+        asked.request_id,
+        user=approver_user,
+        approved=False,
+        reason="done",
     )
 
     assert run.status == RunStatus.COMPLETED, run.error_message
@@ -98,40 +84,42 @@ def test_rejecting_a_handoff_ends_the_conversation(
     [(None, "text"), ({"text": "   "}, "text"), ({"text": 5}, "text"), ({"txt": "hi"}, "txt")],
 )
 def test_a_handoff_approved_without_a_message_decides_nothing(
-    drive: Drive, operator: Any, approver: Any, response: Any, field: str
+    drive: Drive, operator_user: Any, approver_user: Any, response: Any, field: str
 ) -> None:
-    asked = waiting(drive, operator, "handoff-triage", "My invoice shows a double charge")
+    asked = waiting(drive, operator_user, "handoff-triage", "My invoice shows a double charge")
 
     with pytest.raises(services.InvalidInput) as refused:
-        services.approval_decide(asked.request_id, user=approver, approved=True, response=response)
+        services.approval_decide(
+            asked.request_id, user=approver_user, approved=True, response=response
+        )
 
     assert field in refused.value.errors
     assert ApprovalRequest.objects.get(pk=asked.pk).status == ApprovalStatus.PENDING
 
 
 def test_an_agents_answer_accepted_under_review_finishes_the_run(
-    drive: Drive, operator: Any, approver: Any
+    drive: Drive, operator_user: Any, approver_user: Any
 ) -> None:
-    asked = waiting(drive, operator, "reviewed-answer", "Write about kettles")
+    asked = waiting(drive, operator_user, "reviewed-answer", "Write about kettles")
     request = services.message_request_of(asked)
     assert request == services.MessageRequest(
         "agent_review", "writer", "writer: I read: Write about kettles"
     )
 
-    run = drive(services.approval_decide, asked.request_id, user=approver, approved=True)
+    run = drive(services.approval_decide, asked.request_id, user=approver_user, approved=True)
 
     assert run.status == RunStatus.COMPLETED, run.error_message
 
 
 def test_a_rejected_answer_sends_the_reason_to_the_agent_which_answers_again(
-    drive: Drive, operator: Any, approver: Any
+    drive: Drive, operator_user: Any, approver_user: Any
 ) -> None:
-    asked = waiting(drive, operator, "reviewed-answer", "Write about kettles")
+    asked = waiting(drive, operator_user, "reviewed-answer", "Write about kettles")
 
     drive(
         services.approval_decide,
         asked.request_id,
-        user=approver,
+        user=approver_user,
         approved=False,
         reason="Mention the price",
     )
@@ -140,13 +128,15 @@ def test_a_rejected_answer_sends_the_reason_to_the_agent_which_answers_again(
     assert again is not None and again.text == "writer: I read: Mention the price"
 
 
-def test_a_signed_off_plan_lets_the_team_work(drive: Drive, operator: Any, approver: Any) -> None:
-    asked = waiting(drive, operator, "signed-off-plan", "Write about kettles")
+def test_a_signed_off_plan_lets_the_team_work(
+    drive: Drive, operator_user: Any, approver_user: Any
+) -> None:
+    asked = waiting(drive, operator_user, "signed-off-plan", "Write about kettles")
     request = services.message_request_of(asked)
     assert request is not None and request.kind == "plan_review"
     assert "researcher: Finds facts." in request.text
 
-    drive(services.approval_decide, asked.request_id, user=approver, approved=True)
+    drive(services.approval_decide, asked.request_id, user=approver_user, approved=True)
 
     assert ApprovalRequest.objects.get(pk=asked.pk).response["v"] == {"review": []}
     # The team worked on the plan; the local model writes no progress ledger, so the manager
@@ -157,14 +147,14 @@ def test_a_signed_off_plan_lets_the_team_work(drive: Drive, operator: Any, appro
 
 @pytest.mark.parametrize("approved", [True, False])
 def test_an_edited_or_rejected_plan_goes_back_for_a_new_plan(
-    drive: Drive, operator: Any, approver: Any, approved: bool
+    drive: Drive, operator_user: Any, approver_user: Any, approved: bool
 ) -> None:
-    asked = waiting(drive, operator, "signed-off-plan", "Write about kettles")
+    asked = waiting(drive, operator_user, "signed-off-plan", "Write about kettles")
 
     drive(
         services.approval_decide,
         asked.request_id,
-        user=approver,
+        user=approver_user,
         approved=approved,
         reason="" if approved else "Too long",
         response={"text": "1. Ask the researcher for kettle prices."},

@@ -33,18 +33,10 @@ def fast_model(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(agents, "_WORD_DELAY", 0.0)
 
 
-@pytest.fixture
-def operator(role_user: Callable[..., Any]) -> Any:
-    return role_user("olga", "Operator")
-
-
-@pytest.fixture
-def approver(role_user: Callable[..., Any]) -> Any:
-    return role_user("ann", "Approver")
-
-
-def waiting_refund(drive: Drive, operator: Any, prompt: str = PROMPT) -> ApprovalRequest:
-    run = drive(services.run_start, workflow_name="support-refund", input=prompt, user=operator)
+def waiting_refund(drive: Drive, operator_user: Any, prompt: str = PROMPT) -> ApprovalRequest:
+    run = drive(
+        services.run_start, workflow_name="support-refund", input=prompt, user=operator_user
+    )
     assert run.status == RunStatus.WAITING, run.error_message
     return ApprovalRequest.objects.get(run=run)
 
@@ -56,9 +48,9 @@ def reply(run: WorkflowRun) -> str:
 
 
 def test_a_tool_call_request_names_the_agent_function_description_and_schema(
-    drive: Drive, operator: Any
+    drive: Drive, operator_user: Any
 ) -> None:
-    approval = waiting_refund(drive, operator)
+    approval = waiting_refund(drive, operator_user)
 
     call = services.tool_call_of(approval)
 
@@ -71,26 +63,26 @@ def test_a_tool_call_request_names_the_agent_function_description_and_schema(
 
 
 def test_an_approved_call_runs_the_tool_with_the_arguments_the_agent_asked_for(
-    drive: Drive, operator: Any, approver: Any
+    drive: Drive, operator_user: Any, approver_user: Any
 ) -> None:
-    approval = waiting_refund(drive, operator)
+    approval = waiting_refund(drive, operator_user)
 
-    run = drive(services.approval_decide, approval.request_id, user=approver, approved=True)
+    run = drive(services.approval_decide, approval.request_id, user=approver_user, approved=True)
 
     assert run.status == RunStatus.COMPLETED, run.error_message
     assert reply(run) == f"Based on refund_order: refunded 1.00 EUR on order {PROMPT}"
 
 
 def test_edited_arguments_are_the_ones_the_tool_runs_with_and_the_audit_keeps_both(
-    drive: Drive, operator: Any, approver: Any
+    drive: Drive, operator_user: Any, approver_user: Any
 ) -> None:
-    approval = waiting_refund(drive, operator)
+    approval = waiting_refund(drive, operator_user)
     edited = {"order": "A-17", "amount": 42.5}
 
     run = drive(
         services.approval_decide,
         approval.request_id,
-        user=approver,
+        user=approver_user,
         approved=True,
         response={"arguments": edited},
     )
@@ -105,16 +97,16 @@ def test_edited_arguments_are_the_ones_the_tool_runs_with_and_the_audit_keeps_bo
 
 
 def test_an_edit_of_a_tool_the_workflow_does_not_mark_editable_is_refused(
-    drive: Drive, operator: Any, approver: Any, monkeypatch: pytest.MonkeyPatch
+    drive: Drive, operator_user: Any, approver_user: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delitem(agents.refund_order.additional_properties, EDITABLE_ARGUMENTS)
-    approval = waiting_refund(drive, operator)
+    approval = waiting_refund(drive, operator_user)
     assert not services.tool_call_of(approval).editable  # type: ignore[union-attr]
 
     with pytest.raises(services.InvalidInput, match="does not let approvers edit") as refused:
         services.approval_decide(
             approval.request_id,
-            user=approver,
+            user=approver_user,
             approved=True,
             response={"arguments": {"order": "A-17", "amount": 500}},
         )
@@ -123,7 +115,7 @@ def test_an_edit_of_a_tool_the_workflow_does_not_mark_editable_is_refused(
     approval.refresh_from_db()
     assert approval.status == ApprovalStatus.PENDING
     # The call as asked is still approvable.
-    services.approval_decide(approval.request_id, user=approver, approved=True)
+    services.approval_decide(approval.request_id, user=approver_user, approved=True)
 
 
 @pytest.mark.parametrize(
@@ -143,13 +135,13 @@ def test_an_edit_of_a_tool_the_workflow_does_not_mark_editable_is_refused(
     ],
 )
 def test_arguments_that_do_not_fit_the_tools_schema_decide_nothing_and_name_the_field(
-    drive: Drive, operator: Any, approver: Any, response: Any, field: str
+    drive: Drive, operator_user: Any, approver_user: Any, response: Any, field: str
 ) -> None:
-    approval = waiting_refund(drive, operator)
+    approval = waiting_refund(drive, operator_user)
 
     with pytest.raises(services.InvalidInput) as refused:
         services.approval_decide(
-            approval.request_id, user=approver, approved=True, response=response
+            approval.request_id, user=approver_user, approved=True, response=response
         )
 
     # The field is named: as the error's key, or (text a database cannot store, refused
@@ -164,14 +156,14 @@ def test_arguments_that_do_not_fit_the_tools_schema_decide_nothing_and_name_the_
 
 
 def test_a_rejected_call_with_edited_arguments_is_refused(
-    drive: Drive, operator: Any, approver: Any
+    drive: Drive, operator_user: Any, approver_user: Any
 ) -> None:
-    approval = waiting_refund(drive, operator)
+    approval = waiting_refund(drive, operator_user)
 
     with pytest.raises(services.InvalidInput, match="with an approval"):
         services.approval_decide(
             approval.request_id,
-            user=approver,
+            user=approver_user,
             approved=False,
             reason="no",
             response={"arguments": {"order": "A-17", "amount": 2}},
@@ -179,14 +171,14 @@ def test_a_rejected_call_with_edited_arguments_is_refused(
 
 
 def test_a_rejections_reason_reaches_the_agent_and_the_run_goes_on(
-    drive: Drive, operator: Any, approver: Any
+    drive: Drive, operator_user: Any, approver_user: Any
 ) -> None:
-    approval = waiting_refund(drive, operator)
+    approval = waiting_refund(drive, operator_user)
 
     run = drive(
         services.approval_decide,
         approval.request_id,
-        user=approver,
+        user=approver_user,
         approved=False,
         reason="the order was never paid",
     )
@@ -201,15 +193,15 @@ def test_a_rejections_reason_reaches_the_agent_and_the_run_goes_on(
 
 
 def test_several_tool_calls_are_rejected_at_once_and_each_run_reads_the_reason(
-    drive: Drive, operator: Any, approver: Any
+    drive: Drive, operator_user: Any, approver_user: Any
 ) -> None:
     approvals = [
-        waiting_refund(drive, operator, f"Refund order B-{n}, it broke") for n in (1, 2, 3)
+        waiting_refund(drive, operator_user, f"Refund order B-{n}, it broke") for n in (1, 2, 3)
     ]
 
     outcomes = services.approvals_decide_many(
         [a.request_id for a in approvals],
-        user=approver,
+        user=approver_user,
         approved=False,
         reason="refunds are paused today",
     )

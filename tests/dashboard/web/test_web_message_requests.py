@@ -4,31 +4,22 @@ back, each with buttons that say what they do. On the local model."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
 
 import pytest
 from django.test import Client
 
 from dashboard import services
-from dashboard.demo import agents
 from dashboard.execution import embedded
 from dashboard.models import ApprovalRequest, ApprovalStatus, RunStatus, WorkflowRun
 from dashboard.services.message_answers import MAX_TEXT
+from tests.dashboard.services.message_flows import registered_flows  # noqa: F401 - a fixture
+from tests.dashboard.web.inbox_pages import decide, panel
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-FLOWS = "tests.dashboard.services.message_flows"
-
-
-@pytest.fixture(autouse=True)
-def flows(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(agents, "_WORD_DELAY", 0.0)
-    settings.SUPERSTEP_WORKFLOWS = {
-        "reviewed-answer": f"{FLOWS}.build_reviewed_answer",
-        "signed-off-plan": f"{FLOWS}.build_signed_off_plan",
-    }
-    yield
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("registered_flows"),
+]
 
 
 @pytest.fixture
@@ -48,17 +39,6 @@ def start(
         return ApprovalRequest.objects.get(run=run, status=ApprovalStatus.PENDING)
 
     return waiting
-
-
-def panel(client: Client, approval: ApprovalRequest) -> str:
-    page = client.get(f"/approvals/?request={approval.request_id}")
-    assert page.status_code == 200
-    return page.content.decode().split('id="approval-panel"', 1)[1]
-
-
-def decide(client: Client, approval: ApprovalRequest, **fields: Any) -> Any:
-    url = f"/approvals/{approval.request_id}/decide/"
-    return client.post(url, {"mode": "form", **fields}, HTTP_HX_REQUEST="true")
 
 
 def settled(approval: ApprovalRequest) -> WorkflowRun:

@@ -17,6 +17,7 @@ from dashboard.demo import agents
 from dashboard.execution import embedded
 from dashboard.models import ApprovalRequest, ApprovalStatus, RunStatus, WorkflowRun
 from dashboard.web.approvals.tool_call import ToolArgumentsForm
+from tests.dashboard.web.inbox_pages import decide, panel
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -39,17 +40,6 @@ def refund(client_as: Callable[..., Client], drive: Callable[..., WorkflowRun]) 
     )
     assert run.status == RunStatus.WAITING, run.error_message
     return ApprovalRequest.objects.get(run=run)
-
-
-def panel(client: Client, approval: ApprovalRequest) -> str:
-    page = client.get(f"/approvals/?request={approval.request_id}")
-    assert page.status_code == 200
-    return page.content.decode().split('id="approval-panel"', 1)[1]
-
-
-def decide(client: Client, approval: ApprovalRequest, **fields: Any) -> Any:
-    url = f"/approvals/{approval.request_id}/decide/"
-    return client.post(url, {"mode": "form", **fields}, HTTP_HX_REQUEST="true")
 
 
 def output_text(approval: ApprovalRequest) -> str:
