@@ -41,6 +41,7 @@ __all__ = [
     "BulkDecision",
     "BulkPreview",
     "approval_opened",
+    "approval_response_schema",
     "approvals_decide_many",
     "approvals_decide_preview",
     "approvals_sweep",
@@ -319,6 +320,20 @@ def _response_value(
     stored = catalog.to_json(rtype, typed)
     validation.require_storable(stored)  # "NaN" is a float to the type; no database stores it
     return stored
+
+
+def approval_response_schema(approval: ApprovalRequest) -> dict[str, Any]:
+    """The JSON schema of the ``response`` ``approval_decide`` takes for the request: a tool
+    call's arguments or an orchestration's text, which their requests' stored schema (that
+    of MAF's ``Content`` or messages) cannot say, else the stored one."""
+    call = tool_calls.tool_call_of(approval)
+    if call is not None:
+        return tool_calls.response_schema(call)
+    asked = message_answers.message_request_of(approval)
+    if asked is not None:
+        return message_answers.response_schema(asked)
+    stored = approval.response_schema
+    return stored if isinstance(stored, dict) else {}
 
 
 def _refuse_contradiction(given: Any, approved: bool) -> None:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from dashboard.core.errors import InvalidInput
 from dashboard.models import ApprovalRequest
 
-__all__ = ["MessageRequest", "message_answer", "message_request_of"]
+__all__ = ["MessageRequest", "message_answer", "message_request_of", "response_schema"]
 
 Kind = Literal["handoff", "plan_review", "agent_review"]
 _ORCHESTRATIONS = "workflows.orchestrations."
@@ -85,6 +85,13 @@ def message_request_of(approval: ApprovalRequest) -> MessageRequest | None:
         agent = str(fields.get("executor_id") or approval.executor_id)
         return MessageRequest("agent_review", agent, _answer_text(fields.get("agent_response")))
     return None
+
+
+def response_schema(request: MessageRequest) -> dict[str, Any]:
+    """The JSON schema of the answer the service takes for ``request``."""
+    text = {"type": "string", "maxLength": MAX_TEXT}
+    properties = {} if request.kind == "agent_review" else {"text": text}
+    return {"type": "object", "properties": properties, "additionalProperties": False}
 
 
 def _message(text: str) -> dict[str, Any]:

@@ -30,6 +30,7 @@ __all__ = [
     "argument_edit",
     "check_arguments",
     "requested_call",
+    "response_schema",
     "tool_call_of",
     "tool_response",
 ]
@@ -123,6 +124,13 @@ def _agent_tool(workflow_name: str, executor_path: str, name: str) -> tuple[Any,
         if getattr(tool, "name", None) == name and callable(getattr(tool, "parameters", None)):
             return agent, tool
     return agent, None
+
+
+def response_schema(call: ToolCall) -> dict[str, Any]:
+    """The JSON schema of the answer the service takes for ``call``: its arguments, when the
+    workflow lets approvers edit them; nothing else."""
+    properties = {"arguments": call.schema} if call.editable else {}
+    return {"type": "object", "properties": properties, "additionalProperties": False}
 
 
 def tool_response(

@@ -247,3 +247,13 @@ def test_the_bulk_review_and_the_archive_read_a_tool_calls_answer(
     archive = approver_client.get("/approvals/archive/").content.decode()
     assert "function: &quot;refund_order&quot;" in archive
     assert "reason: &quot;paused&quot;" in archive
+
+
+def test_the_api_gives_the_schema_of_the_arguments_it_takes(
+    approver_client: Client, refund: ApprovalRequest
+) -> None:
+    [shown] = approver_client.get("/api/approvals/?status=pending").json()["approvals"]
+
+    schema = shown["response_schema"]
+    assert schema["properties"]["arguments"] == agents.refund_order.parameters()
+    assert schema["additionalProperties"] is False
