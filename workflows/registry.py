@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .chat_types import chat_type_name
+from .chat_types import CHAT_TYPE_NAMES, chat_class, chat_type_name
 from .exceptions import CheckpointTypeError
 
 __all__ = [
@@ -348,10 +348,24 @@ _BUILTIN_TYPES: dict[str, type] = {
 
 def resolve_type_name(name: str | None, registry: TypeRegistry = default_registry) -> Any:
     """The type a checkpoint names (``describe_type``'s inverse): a builtin (``"str"``, or MAF's
-    ``"builtins.str"``) or a registered class; None when it is neither."""
+    ``"builtins.str"``), a registered class or one of MAF's chat types (an agent's request
+    answered with a ``Content``); None when it is none of them."""
     if name is None:
         return None
-    return _BUILTIN_TYPES.get(name.removeprefix("builtins.")) or registry.resolve(name)
+    return (
+        _BUILTIN_TYPES.get(name.removeprefix("builtins."))
+        or registry.resolve(name)
+        or _chat_type(name)
+    )
+
+
+def _chat_type(name: str) -> type | None:
+    """MAF's chat type of that full name, once MAF is loaded (a name never imports it)."""
+    module, _, short = name.rpartition(".")
+    if short not in CHAT_TYPE_NAMES or "agent_framework" not in sys.modules:
+        return None
+    cls = chat_class(short)
+    return cls if f"{cls.__module__}.{cls.__qualname__}" == f"{module}.{short}" else None
 
 
 def register_type[T: type](cls: T, *, name: str | None = None) -> T:

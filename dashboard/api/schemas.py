@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 from ninja import Schema
 from pydantic import ConfigDict, Field, JsonValue
 
-from dashboard import selectors
+from dashboard import selectors, services
 from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -356,7 +356,7 @@ def approval_out(approval: ApprovalRequest) -> ApprovalOut:
         executor_id=approval.executor_id,
         request_data=approval.request_data,
         response_type=approval.response_type,
-        response_schema=approval.response_schema,
+        response_schema=services.approval_response_schema(approval),
         status=ApprovalStatus(approval.status),
         response=approval.response,
         reason=approval.reason,

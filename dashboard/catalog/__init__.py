@@ -5,7 +5,8 @@
 * ``sources``: where they come from (entry points, ``SUPERSTEP_WORKFLOWS`` modules, settings,
   the demo), all imported when Django starts;
 * ``periodic_jobs``: the periodic jobs and their intervals, declared once and free of Django
-  (Celery beat's ``beat_schedule`` and the embedded threads both read it).
+  (Celery beat's ``beat_schedule`` and the embedded threads both read it);
+* ``tools``: what a workflow's agent tools tell the dashboard (their arguments are editable).
 
 Callers use the lookups re-exported here: ``catalog.names()``, ``catalog.build(name)``.
 """

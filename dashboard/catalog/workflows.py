@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import re
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,11 +21,11 @@ from typing import Any
 
 from django.conf import settings
 from django.core.signals import setting_changed
-from pydantic import TypeAdapter, ValidationError
+from pydantic import PydanticSchemaGenerationError, TypeAdapter, ValidationError
 
 from dashboard.catalog.sources import DEMO_WORKFLOWS, Builder, Registration, discover
 from workflows import CheckpointStorage, Workflow, WorkflowExecutor
-from workflows.storage import resolve_type_name
+from workflows.storage import chat_type_name, decode, encode, resolve_type_name
 
 __all__ = [
     "InputError",
@@ -166,24 +167,13 @@ def versions(name: str) -> Mapping[str, Builder]:
 
 def input_type(name: str, version: str | None = None) -> Any:
     """The start executor's input type, of the current version or of ``version``: the first
-    of its types that can be given as JSON. A handoff's first agent takes MAF's
-    ``AgentExecutorRequest`` first, which holds MAF objects no JSON schema describes, and a
-    person's words (``str``) too: the words are what a form and the API can take."""
-    types = (
-        describe(name).input_types
-        if version is None or version == current_version(name)
-        else _describe_version(name, version).input_types
-    )
-    return next((t for t in types if _describable(t)), types[0])
-
-
-@functools.cache
-def _describable(annotation: Any) -> bool:
-    try:
-        _adapter(annotation).json_schema()
-    except Exception:  # noqa: BLE001 - pydantic's several errors for a type it cannot describe
-        return False
-    return True
+    of its types that a form and the API can describe (a handoff's start executor takes an
+    ``AgentExecutorRequest`` first, which holds MAF's messages, and plain text too)."""
+    if version is None or version == current_version(name):
+        types = describe(name).input_types
+    else:
+        types = _describe_version(name, version).input_types
+    return next((t for t in types if not _codec_only(t)), types[0])
 
 
 @functools.cache
@@ -219,9 +209,8 @@ def validate_value(annotation: Any, value: Any, *, known_fields_only: bool = Fal
     Raises:
         InputError: with one message per offending field path (``limit``, ``items.0.qty``).
     """
-    if not _describable(annotation):
-        # A type pydantic cannot build (MAF's own objects): nothing given as JSON can be one.
-        raise InputError({"__root__": f"{_type_name(annotation)} cannot be given as JSON"})
+    if _codec_only(annotation):
+        return _codec_value(annotation, value)
     unknown = unknown_fields(annotation, value) if known_fields_only else {}
     errors = dict(unknown)
     typed: Any = None
@@ -236,8 +225,48 @@ def validate_value(annotation: Any, value: Any, *, known_fields_only: bool = Fal
     return typed
 
 
-def _type_name(annotation: Any) -> str:
-    return getattr(annotation, "__name__", None) or str(annotation)
+def _is_chat_type(annotation: Any) -> bool:
+    return isinstance(annotation, type) and chat_type_name(annotation) is not None
+
+
+@functools.cache  # pydantic's refusal is not cached by _adapter: one attempt per type
+def _codec_only(annotation: Any) -> bool:
+    """A type only the checkpoint codec can store: one of MAF's chat types (an agent's request
+    answered with a ``Content``) or a type holding them (``list[Message]``, a dataclass with a
+    ``list[Message]`` field), which pydantic cannot describe. Their values are kept in the
+    codec's own form."""
+    if _is_chat_type(annotation):
+        return True
+    try:
+        _adapter(annotation)
+    except PydanticSchemaGenerationError:
+        return True
+    return False
+
+
+def _codec_value(annotation: Any, value: Any) -> Any:
+    try:
+        typed = decode(value)
+    except Exception as exc:  # noqa: BLE001 - the codec's refusals, whatever their kind
+        raise InputError({"__root__": f"not a stored {_label(annotation)}: {exc}"}) from None
+    if not _fits(annotation, typed):
+        raise InputError({"__root__": f"not a {_label(annotation)}"})
+    return typed
+
+
+def _label(annotation: Any) -> str:
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return re.sub(r"[\w.]+\.(\w+)", r"\1", repr(annotation))  # list[Message]
+
+
+def _fits(annotation: Any, value: Any) -> bool:
+    if isinstance(annotation, type):
+        return isinstance(value, annotation)
+    if typing.get_origin(annotation) is list:
+        [item] = typing.get_args(annotation) or [Any]
+        return isinstance(value, list) and all(_fits(item, v) for v in value)
+    return True  # another generic: the executor's own handler checks it when it arrives
 
 
 def unknown_fields(annotation: Any, value: Any) -> dict[str, str]:
@@ -317,9 +346,15 @@ def _unknown_message(key: str, known: list[str]) -> str:
     return f"unknown field; did you mean {nearest!r}? The fields are " + ", ".join(known[:20])
 
 
+_LIST_NAME = re.compile(r"list\[([\w.]+)\]")
+
+
 def response_type(workflow_name: str, type_name: str) -> Any:
     """The response type a request of this workflow names (its graph registers the types)."""
     describe(workflow_name)
+    listed = _LIST_NAME.fullmatch(type_name or "")
+    if listed is not None:  # a generic alias is stored as its repr: list[module.Name]
+        return list[response_type(workflow_name, listed.group(1))]  # type: ignore[misc]
     resolved = resolve_type_name(type_name or None)
     if resolved is None:
         raise InputError({"response": f"response type {type_name!r} is not known here"})
@@ -359,7 +394,10 @@ def _request_types(workflow: Workflow, *, prefix: str) -> list[RequestType]:
 
 
 def to_json(annotation: Any, value: Any) -> Any:
-    """A validated value back to plain JSON (what the API stores and shows)."""
+    """A validated value back to plain JSON (what the API stores and shows); MAF's chat types
+    in the checkpoint codec's form."""
+    if _codec_only(annotation):
+        return encode(value)
     return _adapter(annotation).dump_python(value, mode="json")
 
 

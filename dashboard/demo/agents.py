@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 from agent_framework import Agent, tool
 
+from dashboard.catalog.tools import EDITABLE_ARGUMENTS
 from workflows import CheckpointStorage, Workflow
 from workflows.agents.local_chat import LocalChatClient
 from workflows.orchestrations import HandoffBuilder, MagenticBuilder, SequentialBuilder
@@ -79,7 +80,9 @@ def build_research_report(checkpoint_storage: CheckpointStorage | None = None) -
     return built
 
 
-@tool(approval_mode="always_require")
+# An approver may change the order or the amount before the refund is paid (the inbox shows
+# the arguments as a form); the tool then runs with what they approved.
+@tool(approval_mode="always_require", additional_properties={EDITABLE_ARGUMENTS: True})
 def refund_order(
     order: Annotated[str, "the order id, such as A-17"],
     amount: Annotated[float, "the amount to refund, in euros"],

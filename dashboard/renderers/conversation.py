@@ -141,11 +141,25 @@ def _part(content: Mapping[str, Any], names: dict[str, str]) -> Part | None:
         return Part("result", name=names.get(str(content.get("call_id")), ""), text=_clip(shown))
     if kind in ("function_approval_request", "function_approval_response"):
         call = content.get("function_call") or {}
-        name = str(call.get("name") or "") if isinstance(call, Mapping) else ""
+        call = call if isinstance(call, Mapping) else {}
+        name = str(call.get("name") or "")
+        arguments = _json(call.get("arguments"))
+        asked_key = f"asked:{call.get('call_id')}"
         if kind == "function_approval_request":
-            arguments = call.get("arguments") if isinstance(call, Mapping) else None
-            return Part("approval_request", name=name, arguments=_json(arguments))
-        return Part("approval_response", name=name, approved=bool(content.get("approved")))
+            names[asked_key] = arguments
+            return Part("approval_request", name=name, arguments=arguments)
+        approved = bool(content.get("approved"))
+        extra = content.get("additional_properties")
+        reason = extra.get("reason") if isinstance(extra, Mapping) else None
+        # An approver who changed the arguments: the call ran with these, not the asked ones.
+        edited = approved and names.get(asked_key, arguments) != arguments
+        return Part(
+            "approval_response",
+            name=name,
+            approved=approved,
+            text=_clip(reason) if isinstance(reason, str) and not approved else "",
+            arguments=arguments if edited else "",
+        )
     if kind in ("usage", "text_reasoning") or kind is None:
         return None  # bookkeeping, not something anyone said
     return Part("other", text=str(kind))
@@ -174,7 +188,8 @@ def conversation_of(executor_id: str, state: Any, *, newest: int = PAGE) -> Conv
     messages = _messages(state)
     if messages is None:
         return None
-    names: dict[str, str] = {}  # call id -> function name, for the results
+    # call id -> function name, for the results; "asked:<call id>" -> the arguments asked for
+    names: dict[str, str] = {}
     turns = [turn for message in messages if (turn := _turn(message, names)) is not None]
     shown = turns[-newest:] if newest > 0 else []
     return Conversation(executor_id, tuple(shown), earlier=len(turns) - len(shown))

@@ -44,6 +44,7 @@ from dashboard.services.approvals import (
     approval_claim,
     approval_decide,
     approval_opened,
+    approval_response_schema,
     approval_take_over,
     approvals_decide_many,
     approvals_decide_preview,
@@ -63,6 +64,7 @@ from dashboard.services.execution import (
     runs_sweep,
     worker_identity,
 )
+from dashboard.services.message_answers import MessageRequest, message_request_of
 from dashboard.services.model_prices import price_delete, price_set
 from dashboard.services.retention import PruneReport, checkpoint_prune, retention_preview
 from dashboard.services.retention_policies import (
@@ -82,6 +84,8 @@ from dashboard.services.runs import (
     run_retry,
     run_start,
 )
+from dashboard.services.tool_calls import ToolCall, tool_call_of
+from dashboard.services.tool_calls import answer_fields as tool_answer_fields
 from dashboard.services.versions import (
     BulkMigration,
     VersionState,
@@ -106,11 +110,13 @@ __all__ = [
     "InvalidInput",
     "Lease",
     "LeaseLost",
+    "MessageRequest",
     "NotFound",
     "PolicySpec",
     "PruneReport",
     "RunError",
     "ServiceError",
+    "ToolCall",
     "VersionState",
     "approval_assign",
     "approval_claim",
@@ -118,6 +124,7 @@ __all__ = [
     "approvals_decide_many",
     "approvals_decide_preview",
     "approval_opened",
+    "approval_response_schema",
     "approval_rule_refusal",
     "approval_take_over",
     "approvals_sweep",
@@ -130,6 +137,7 @@ __all__ = [
     "fork_check",
     "lease_acquire",
     "lease_renew",
+    "message_request_of",
     "migration_preview",
     "park_runs_on_removed_versions",
     "policy_apply",
@@ -154,6 +162,8 @@ __all__ = [
     "run_version",
     "runs_migrate",
     "runs_sweep",
+    "tool_answer_fields",
+    "tool_call_of",
     "version_state",
     "visible_workflows",
     "worker_identity",

@@ -30,7 +30,7 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
-from dashboard.services import approval_rules, dispatch, validation
+from dashboard.services import approval_rules, dispatch, message_answers, tool_calls, validation
 from dashboard.services.common import enqueue, locked_run, now, record_events, set_status
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "BulkDecision",
     "BulkPreview",
     "approval_opened",
+    "approval_response_schema",
     "approvals_decide_many",
     "approvals_decide_preview",
     "approvals_sweep",
@@ -185,7 +186,7 @@ def approval_decide(
         # A rejection sends the run down another branch: the person says why; an approval is
         # what the request asked for, and its reason is optional.
         reason = validation.reason_for("reject a request", reason, user=user, required=not approved)
-        value = _response_value(run.workflow_name, approval, approved, response)
+        value = _response_value(run.workflow_name, approval, approved, response, reason)
         if overridden and who is not None:
             approval_rules.record_override(approval, run, who, action, overridden, reason)
         if who is not None and approval.required_approvals > 1:
@@ -250,13 +251,17 @@ def _decide(
             )
         ],
     )
+    details: dict[str, Any] = {"response": value, "reason": approval.reason}
+    edit = tool_calls.argument_edit(approval, value)
+    if edit is not None:  # the tool runs with the approver's arguments, not the agent's
+        details["arguments"] = edit
     audit.record(
         user,
         "approve" if approved else "reject",
         run=run,
         target=f"request {approval.request_id}",
         checkpoint_before=approval.checkpoint_id,
-        details={"response": value, "reason": approval.reason},
+        details=details,
     )
     if run.status == RunStatus.WAITING:
         set_status(run, RunStatus.QUEUED, attempts=0)
@@ -275,16 +280,28 @@ def _already_decided(approval: ApprovalRequest) -> str:
 
 
 def _response_value(
-    workflow_name: str, approval: ApprovalRequest, approved: bool, response: Any
+    workflow_name: str, approval: ApprovalRequest, approved: bool, response: Any, reason: str = ""
 ) -> Any:
     if workflow_name not in catalog.names():  # removed by a deploy: its response types went with it
         raise Conflict(
             f"workflow {workflow_name!r} is not registered any more; register it again to decide "
             "its requests"
         )
-    rtype = catalog.response_type(workflow_name, approval.response_type)
-    if rtype is bool:
-        value: Any = approved
+    try:
+        rtype = catalog.response_type(workflow_name, approval.response_type)
+    except catalog.InputError as exc:
+        raise Conflict(
+            f"request {approval.request_id!r} takes a {approval.response_type}, which this "
+            "deployment does not know: register the types of its workflow"
+        ) from exc
+    call = tool_calls.tool_call_of(approval)
+    asked = message_answers.message_request_of(approval) if call is None else None
+    if call is not None:
+        value: Any = tool_calls.tool_response(approval, call, approved, response, reason)
+    elif asked is not None:
+        value = message_answers.message_answer(approval, asked, approved, response, reason)
+    elif rtype is bool:
+        value = approved
     else:
         value = dict(response) if isinstance(response, dict) else response
         if value is None:
@@ -303,6 +320,20 @@ def _response_value(
     stored = catalog.to_json(rtype, typed)
     validation.require_storable(stored)  # "NaN" is a float to the type; no database stores it
     return stored
+
+
+def approval_response_schema(approval: ApprovalRequest) -> dict[str, Any]:
+    """The JSON schema of the ``response`` ``approval_decide`` takes for the request: a tool
+    call's arguments or an orchestration's text, which their requests' stored schema (that
+    of MAF's ``Content`` or messages) cannot say, else the stored one."""
+    call = tool_calls.tool_call_of(approval)
+    if call is not None:
+        return tool_calls.response_schema(call)
+    asked = message_answers.message_request_of(approval)
+    if asked is not None:
+        return message_answers.response_schema(asked)
+    stored = approval.response_schema
+    return stored if isinstance(stored, dict) else {}
 
 
 def _refuse_contradiction(given: Any, approved: bool) -> None:

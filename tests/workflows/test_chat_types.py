@@ -177,3 +177,16 @@ def test_importing_the_codec_does_not_import_the_agent_layer() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_stored_chat_type_name_resolves_to_mafs_class_and_look_alikes_do_not() -> None:
+    from agent_framework import Content, Message
+
+    from workflows.storage import chat_type_name, resolve_type_name
+
+    assert resolve_type_name("agent_framework._types.Content") is Content
+    assert resolve_type_name("agent_framework._types.Message") is Message
+    assert chat_type_name(Content) == "Content"
+    assert resolve_type_name("agent_framework.other.Content") is None
+    assert resolve_type_name("agent_framework._types.Agent") is None
+    assert resolve_type_name("somewhere.Content") is None

@@ -45,6 +45,7 @@ from .computer_calls import (
     release_held,
     set_aside_replayed_results,
 )
+from .edited_calls import RejectionReasons, edit_recorded_call, edited_arguments, rejection_reasons
 from .messages import normalize_messages
 
 __all__ = [
@@ -125,12 +126,12 @@ class AgentExecutorResponse:
         )
 
 
-def _takes_tools(agent: SupportsAgentRun) -> bool:
+def _takes(agent: SupportsAgentRun, argument: str) -> bool:
     try:
         parameters = inspect.signature(agent.run).parameters.values()
     except (TypeError, ValueError):
         return False
-    return any(p.name == "tools" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+    return any(p.name == argument or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
 class AgentExecutor(Executor):
@@ -187,13 +188,16 @@ class AgentExecutor(Executor):
         self._agent = agent
         self._context_filter = context_filter
         self._ensure_trailing_user_turn = ensure_trailing_user_turn
-        self._takes_tools = _takes_tools(agent)
+        self._takes_tools = _takes(agent, "tools")
         self._session = session or agent.create_session()
         self._cache: list[Message] = []
         self._full_conversation: list[Message] = []
         self._pending_agent_requests: dict[str, Content] = {}
         self._pending_responses_to_agent: list[Content] = []
         self._pending_request_order: list[str] = []
+        # call id -> the reason its rejection came with, for the agent's next turn only.
+        self._rejection_reasons: dict[str, str] = {}
+        self._takes_middleware = _takes(agent, "middleware")
         _register_response_format(agent)
 
     @property
@@ -276,6 +280,9 @@ class AgentExecutor(Executor):
                 "Response must match a pending user input request ID."
             )
         self._pending_agent_requests.pop(request_id)
+        arguments = edited_arguments(original_request, response)
+        if arguments is not None:
+            edit_recorded_call(self._session, original_request, arguments)
         self._queue_answer(request_id, response)
         if not self._pending_agent_requests:
             await self._resume_with_answers(ctx)
@@ -325,6 +332,8 @@ class AgentExecutor(Executor):
         tools = ctx.get_runtime_tools()
         if tools is not None and self._takes_tools:
             arguments["tools"] = tools
+        if self._rejection_reasons and self._takes_middleware:
+            arguments["middleware"] = [RejectionReasons(self._rejection_reasons)]
         return arguments
 
     async def _run_once(self, ctx: _Ctx, messages: list[Message]) -> AgentResponse | None:
@@ -438,6 +447,7 @@ class AgentExecutor(Executor):
                 turn[-1].contents.append(answer)
             else:
                 turn.append(Message(role=role, contents=[answer]))
+        self._rejection_reasons = rejection_reasons(self._pending_responses_to_agent)
         put_back = set_aside_replayed_results(
             self._agent,
             self._session,
@@ -453,6 +463,8 @@ class AgentExecutor(Executor):
             if put_back is not None:
                 put_back()
             raise
+        finally:
+            self._rejection_reasons = {}
 
     # ---------------------------------------------------------------------------- checkpoints
 

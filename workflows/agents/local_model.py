@@ -31,6 +31,9 @@ class _RawLocalChatClient(RawOfflineChatClient):
         results = _answered_results(messages)
         if results:
             summary = "; ".join(f"Based on {name}: {text[:200]}" for name, text in results)
+            notes = _notes_since_results(messages)
+            if notes:
+                summary += f"; noted: {' '.join(notes)[:200]}"
             return Reply(text=structured_text(schema, summary) if schema is not None else summary)
         user_text = _last_user_text(messages)
         if not _called_since_last_user(messages):
@@ -51,8 +54,10 @@ class LocalChatClient(
 ):
     """A small deterministic local model for demos and tests; its rules, in order:
 
-    1. The last message holds results of tool calls made in this conversation: reply
-       "Based on <tool>: <first 200 characters of the result>" (one clause per result).
+    1. The messages since its own last turn hold results of tool calls made in this
+       conversation: reply "Based on <tool>: <first 200 characters of the result>" (one
+       clause per result), then "; noted: <text>" for user text given after the results
+       (why a person rejected a call, say).
     2. Tools are offered and none was called since the last user message: call one, the tool
        whose name or description shares most words with that message (ties: the first
        offered), with arguments made from its JSON schema (see ``schema_values.synthesise``).
@@ -124,9 +129,32 @@ def _called_since_last_user(messages: Sequence[Message]) -> bool:
     return any(content.type == "function_call" for m in later for content in m.contents)
 
 
+def _since_own_turn(messages: Sequence[Message]) -> Sequence[Message]:
+    """The messages after the model's last turn (all of them when it has not spoken)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "assistant":
+            return messages[index + 1 :]
+    return messages
+
+
+def _notes_since_results(messages: Sequence[Message]) -> list[str]:
+    """User texts that follow the last tool results (the results come first)."""
+    tail = _since_own_turn(messages)
+    last_result = max(
+        (i for i, m in enumerate(tail) if any(c.type == "function_result" for c in m.contents)),
+        default=None,
+    )
+    if last_result is None:
+        return []
+    later = tail[last_result + 1 :]
+    return [m.text.strip() for m in later if m.role == "user" and m.text.strip()]
+
+
 def _answered_results(messages: Sequence[Message]) -> list[tuple[str, str]]:
-    """(tool name, result text) for each result in the last message answering a call made here."""
-    if not messages:
+    """(tool name, result text) for each result since the model's last turn that answers a
+    call made in this conversation."""
+    tail = _since_own_turn(messages)
+    if not tail or not any(c.type == "function_result" for m in tail for c in m.contents):
         return []
     names = {
         content.call_id: content.name or "tool"
@@ -136,7 +164,8 @@ def _answered_results(messages: Sequence[Message]) -> list[tuple[str, str]]:
     }
     return [
         (names[content.call_id], result_text(content.result))
-        for content in messages[-1].contents
+        for message in tail
+        for content in message.contents
         if content.type == "function_result" and content.call_id in names
     ]
 

@@ -16,11 +16,13 @@ storage:
   checkpoint; ``decide_one`` does it a page at a time against a run's ``RunHorizon``, and
   ``delete_before`` is the bound a storage may narrow its candidates with;
 - the typed codec (``encode`` / ``decode`` to JSON-safe data, ``dumps`` / ``loads`` to and from
-  text, ``resolve_type_name`` for a stored type name).
+  text, ``resolve_type_name`` for a stored type name, ``chat_type_name`` for MAF's chat types,
+  which it stores in their own form).
 
 The contract tests every storage passes are in ``workflows.testing``.
 """
 
+from ..chat_types import chat_type_name
 from ..codec import decode, dumps, encode, loads
 from ..registry import resolve_type_name
 from .document import (
@@ -59,6 +61,7 @@ __all__ = [
     "RunHorizon",
     "SplitCheckpoint",
     "SummaryStorage",
+    "chat_type_name",
     "decide",
     "decide_one",
     "decode",

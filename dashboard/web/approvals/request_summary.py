@@ -9,9 +9,11 @@ from typing import Any
 
 from django.utils.safestring import SafeString
 
+from dashboard import services
 from dashboard.models import ApprovalRequest
 from dashboard.renderers.diff_values import tree
 from dashboard.renderers.jsondiff import preview
+from dashboard.services import tool_calls
 from dashboard.web.components import time_html
 
 __all__ = ["InboxItem", "inbox_items", "request_fields"]
@@ -19,6 +21,11 @@ __all__ = ["InboxItem", "inbox_items", "request_fields"]
 # Fields whose text is the question a human is asked, in the order looked for.
 QUESTION_FIELDS = ("question", "prompt", "message", "title", "summary", "description", "reason")
 LIST_FIELDS = 3
+LIST_QUESTIONS = {
+    "handoff": "Reply to {agent} as the user",
+    "plan_review": "Sign off the plan",
+    "agent_review": "Review {agent}'s answer",
+}
 LIST_TEXT = 80
 
 
@@ -67,19 +74,34 @@ def _short(text: str) -> str:
 def inbox_items(approvals: list[ApprovalRequest]) -> list[InboxItem]:
     items = []
     for approval in approvals:
+        asked = tool_calls.requested_call(approval)
+        if asked is not None:  # a tool call: the function is the question, its arguments the rest
+            name, arguments = asked
+            fields = [(key, *_field_text(value)) for key, value in arguments.items()]
+            items.append(_item(approval, f"Call {name}", fields))
+            continue
+        words = services.message_request_of(approval)
+        if words is not None:  # an orchestration's: what it asks, and the text it is about
+            question = LIST_QUESTIONS[words.kind].format(agent=words.agent)
+            items.append(_item(approval, question, [("text", words.text, False)]))
+            continue
         _, fields = request_fields(approval)
         by_name = {name.lower(): text for name, text, _ in fields}
         question_name = next((n for n in QUESTION_FIELDS if by_name.get(n)), "")
         if not question_name and len(fields) == 1 and not fields[0][2]:
             question_name = fields[0][0].lower()  # a request that is one string is its question
-        rest = [(name, _short(text)) for name, text, _ in fields if name.lower() != question_name]
-        items.append(
-            InboxItem(
-                approval,
-                _short(by_name.get(question_name, "")),
-                rest[:LIST_FIELDS],
-                age=time_html(approval.created_at, mode="duration"),
-                due=None if approval.due_at is None else time_html(approval.due_at),
-            )
-        )
+        rest = [field for field in fields if field[0].lower() != question_name]
+        items.append(_item(approval, by_name.get(question_name, ""), rest))
     return items
+
+
+def _item(
+    approval: ApprovalRequest, question: str, fields: list[tuple[str, str, bool]]
+) -> InboxItem:
+    return InboxItem(
+        approval,
+        _short(question),
+        [(name, _short(text)) for name, text, _ in fields[:LIST_FIELDS]],
+        age=time_html(approval.created_at, mode="duration"),
+        due=None if approval.due_at is None else time_html(approval.due_at),
+    )

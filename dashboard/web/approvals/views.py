@@ -24,7 +24,9 @@ from dashboard.web.access import (
     workflow_names,
 )
 from dashboard.web.approvals.forms import ApprovalFilterForm, DecisionForm
+from dashboard.web.approvals.message_request import MessageForm, message_context, message_form
 from dashboard.web.approvals.request_summary import inbox_items, request_fields
+from dashboard.web.approvals.tool_call import ToolArgumentsForm, arguments_form, tool_call_context
 from dashboard.web.conflicts import approval_conflict
 from dashboard.web.display import short_type_name
 from dashboard.web.forms import (
@@ -43,11 +45,21 @@ PAGE_SIZE = 50
 INBOX_TABS = (("mine", "Mine"), ("groups", "My groups"), ("all", "All"))
 
 
+ResponseForm = SchemaFieldsForm | SchemaJsonForm | MessageForm
+
+
 def response_form(
     approval: ApprovalRequest, data: Any = None, mode: str = "form"
-) -> SchemaFieldsForm | SchemaJsonForm | None:
+) -> ResponseForm | None:
     """The fields the approver fills in besides Approve/Reject; None when the buttons say it
-    all (a yes/no request, or a response whose only field is ``approved``)."""
+    all (a yes/no request, a response whose only field is ``approved``, or a tool call whose
+    arguments the workflow does not let approvers edit)."""
+    call = services.tool_call_of(approval)
+    if call is not None:
+        return arguments_form(approval, call, data)
+    asked = services.message_request_of(approval)
+    if asked is not None:
+        return message_form(approval, asked, data)
     schema = approval.response_schema or {}
     properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else None
     if schema.get("type") == "boolean":
@@ -72,7 +84,7 @@ def panel_context(
     *,
     user: Actor,
     decision: DecisionForm | None = None,
-    response: SchemaFieldsForm | SchemaJsonForm | None = None,
+    response: ResponseForm | None = None,
     mode: str = "form",
     error: str = "",
     notice: str = "",
@@ -88,12 +100,16 @@ def panel_context(
     refusal = services.approval_rule_refusal(user, approval) if pending else ""
     holder = approval.claimed_by if pending else None
     held_by_other = holder is not None and holder.pk != getattr(user, "pk", None)
+    call = services.tool_call_of(approval)
+    asked = services.message_request_of(approval) if call is None else None
     return {
+        **(tool_call_context(approval, call) if call is not None else {"tool_call": None}),
+        **(message_context(asked) if asked is not None else {"message_request": None}),
         "approval": approval,
         "request_value": shown,
         "request_fields": fields,
         "response_type_label": short_type_name(approval.response_type),
-        "response_value": tree(approval.response) if approval.response is not None else None,
+        "response_value": _response_shown(approval.response),
         "decision_form": decision or DecisionForm(),
         "response_form": response,
         "response_mode": mode,
@@ -117,6 +133,12 @@ def panel_context(
             or (approval.due_at is not None and approval.due_at < timezone.now())
         ),
     }
+
+
+def _response_shown(response: Any) -> Any:
+    if response is None:
+        return None
+    return services.tool_answer_fields(response) or tree(response)
 
 
 def _assign_choices(approval: ApprovalRequest) -> list[tuple[str, str, bool]]:
@@ -238,6 +260,8 @@ def approval_decide(request: HtmxHttpRequest, request_id: str) -> HttpResponse:
         if approval.status == ApprovalStatus.PENDING
         else None
     )
+    if isinstance(response, ToolArgumentsForm) and request.POST.get("decision") == "reject":
+        response = None  # a rejected call runs nothing: what its fields say does not matter
     status, error = 422, ""
     if decision.is_valid() and (response is None or response.is_valid()):
         approved = decision.cleaned_data["decision"] == "approve"
@@ -254,7 +278,10 @@ def approval_decide(request: HtmxHttpRequest, request_id: str) -> HttpResponse:
             own = {k: v for k, v in exc.errors.items() if k in decision.fields}
             apply_errors(decision, own)
             if response is not None:
-                apply_errors(response, {k: v for k, v in exc.errors.items() if k not in own})
+                rest = {k: v for k, v in exc.errors.items() if k not in own}
+                if isinstance(response, ToolArgumentsForm):
+                    rest = response.field_errors(rest)
+                apply_errors(response, rest)
             status, error = (422 if exc.status == 400 else exc.status), exc.message
             if isinstance(exc, services.Conflict):
                 error = approval_conflict(
@@ -441,7 +468,7 @@ def response_text(response: Any) -> str | None:
     """A decision's response on one line: ``discount_percent: 10, note: "ok"`` for an object."""
     if response is None:
         return None
-    shown = tree(response)
+    shown = _response_shown(response)
     if isinstance(shown, dict):
         text = ", ".join(f"{key}: {preview(value, limit=80)}" for key, value in shown.items())
         return text if len(text) <= 300 else text[:299] + "…"

@@ -69,6 +69,33 @@ def test_a_session_reads_as_turns_with_calls_results_and_approvals() -> None:
     assert chat.turns[3].parts == (Part("result", name="refund", text="refunded"),)
 
 
+def test_an_approval_shows_its_rejection_reason_and_the_arguments_an_approver_edited() -> None:
+    edited = {**CALL, "arguments": {"order": "A-99"}}
+    state = session_state(
+        message("assistant", {"type": "function_approval_request", "function_call": CALL}),
+        message(
+            "user",
+            {"type": "function_approval_response", "approved": True, "function_call": edited},
+            {
+                "type": "function_approval_response",
+                "approved": False,
+                "function_call": CALL,
+                "additional_properties": {"reason": "not paid"},
+            },
+        ),
+    )
+
+    chat = conversation_of("support", state)
+
+    assert chat is not None
+    assert chat.turns[1].parts == (
+        Part(
+            "approval_response", name="refund", approved=True, arguments='{\n  "order": "A-99"\n}'
+        ),
+        Part("approval_response", name="refund", approved=False, text="not paid"),
+    )
+
+
 def test_without_a_session_history_the_executors_own_messages_are_read() -> None:
     tagged = {
         "$t": "agent",

@@ -220,3 +220,44 @@ def test_the_system_cannot_decide_a_request_outside_a_deadline() -> None:
     # the database's check constraint (IntegrityError, a 500 for any caller).
     with pytest.raises(services.InvalidInput, match="decided by a person"):
         services.approval_decide("any:request", user=None, approved=True)
+
+
+def test_concurrent_decisions_of_a_tool_call_with_other_arguments_run_the_tool_once(
+    approvers: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dashboard.demo import agents
+
+    monkeypatch.setattr(agents, "_WORD_DELAY", 0.0)
+    services.run_start(workflow_name="support-refund", input="Refund order A-17, it broke")
+    settle()
+    [request] = ApprovalRequest.objects.filter(status=ApprovalStatus.PENDING)
+    url = f"/api/approvals/{request.request_id}/decide/"
+    clients = contenders(approvers)
+
+    # Each approver edits the amount to a number of their own, all at the same moment.
+    results = all_at_once(
+        [
+            (
+                c,
+                url,
+                {
+                    "decision": "approve",
+                    "response": {"arguments": {"order": "A-17", "amount": n + 1}},
+                },
+            )
+            for n, c in enumerate(clients)
+        ]
+    )
+    settle()
+
+    request.refresh_from_db()
+    winner = request.decided_by.username  # type: ignore[union-attr]
+    assert [name for name, status, _ in results if status == 200] == [winner], results
+    assert all(status in (200, 409) for _, status, _ in results), results
+    amount = request.response["v"]["function_call"]["arguments"]["amount"]
+    assert amount == int(winner.removeprefix("approver")) + 1
+    run = request.run
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED, run.error_message
+    text = "".join(c.get("text", "") for m in run.output["v"]["messages"] for c in m["contents"])
+    assert text == f"Based on refund_order: refunded {amount:.2f} EUR on order A-17"

@@ -21,7 +21,8 @@ TO_MAF = {
 
 
 def agent_example() -> str:
-    [block] = [b for b in BLOCK.findall(README.read_text()) if "approval_mode=" in b]
+    blocks = BLOCK.findall(README.read_text())
+    [block] = [b for b in blocks if "approval_mode=" in b and "asyncio.run(main())" in b]
     return block
 
 
