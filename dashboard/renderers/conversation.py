@@ -24,6 +24,7 @@ __all__ = [
     "Turn",
     "conversation_of",
     "conversations_of",
+    "folded",
     "is_conversation",
     "located_message",
 ]
@@ -88,6 +89,23 @@ def _is_message(value: Mapping[str, Any]) -> bool:
 def is_conversation(items: Sequence[Any]) -> bool:
     """Whether a list is messages, every one of them."""
     return bool(items) and all(located_message(item) is not None for item in items)
+
+
+# A conversation longer than this is folded in the state trees: the chat reads it, page by page.
+FOLD_AFTER = 20
+
+
+def folded(value: Any) -> Any:
+    """``value`` with every conversation of more than ``FOLD_AFTER`` messages replaced by a
+    sentence saying how many messages it holds: a tree of 2,000 messages is a megabyte of
+    page that nobody reads, and the conversation card shows them as a chat."""
+    if isinstance(value, list):
+        if len(value) > FOLD_AFTER and is_conversation(value):
+            return f"{len(value):,} messages: the conversation card reads them as a chat"
+        return [folded(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: folded(item) for key, item in value.items()}
+    return value
 
 
 def _untagged(value: Any) -> Any:
@@ -181,8 +199,12 @@ def _turn(message: Mapping[str, Any], names: dict[str, str]) -> Turn | None:
     )
 
 
-def conversation_of(executor_id: str, state: Any, *, newest: int = PAGE) -> Conversation | None:
-    """The conversation in an executor's checkpoint state, None when it is no agent's."""
+def conversation_of(
+    executor_id: str, state: Any, *, newest: int = PAGE, before: int | None = None
+) -> Conversation | None:
+    """The conversation in an executor's checkpoint state, None when it is no agent's: its
+    newest ``newest`` turns, or with ``before`` the ``newest`` turns before that one (the page
+    an operator asks for, reading back through a long thread)."""
     if not isinstance(state, Mapping):
         return None
     messages = _messages(state)
@@ -191,8 +213,9 @@ def conversation_of(executor_id: str, state: Any, *, newest: int = PAGE) -> Conv
     # call id -> function name, for the results; "asked:<call id>" -> the arguments asked for
     names: dict[str, str] = {}
     turns = [turn for message in messages if (turn := _turn(message, names)) is not None]
-    shown = turns[-newest:] if newest > 0 else []
-    return Conversation(executor_id, tuple(shown), earlier=len(turns) - len(shown))
+    end = len(turns) if before is None else max(0, min(before, len(turns)))
+    start = max(0, end - max(newest, 0))
+    return Conversation(executor_id, tuple(turns[start:end]), earlier=start)
 
 
 def conversations_of(executor_states: Any, *, newest: int = PAGE) -> Sequence[Conversation]:

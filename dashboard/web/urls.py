@@ -40,6 +40,11 @@ urlpatterns: list[URLPattern] = [
     path("runs/migrations/", versions.migrations, name="migrations"),
     path(CHECKPOINT, checkpoints.checkpoint_detail, name="checkpoint_detail"),
     path(f"{CHECKPOINT}download/", checkpoints.checkpoint_download, name="checkpoint_download"),
+    path(
+        f"{CHECKPOINT}conversations/<str:executor_id>/",
+        checkpoints.checkpoint_conversation,
+        name="checkpoint_conversation",
+    ),
     path(f"{CHECKPOINT}resume/", checkpoints.checkpoint_resume, name="checkpoint_resume"),
     path(f"{CHECKPOINT}fork/", checkpoints.checkpoint_fork, name="checkpoint_fork"),
     path(

@@ -332,12 +332,15 @@ def login(page: Any, username: str, password: str = PASSWORD) -> None:
     page.wait_for_url(lambda url: "/login/" not in url)
 
 
-def shoot(page: Any, name: str) -> Path:
-    """A full-page screenshot named after the page and the viewport width."""
+def shoot(page: Any, name: str, *, full_page: bool = True) -> Path:
+    """A screenshot named after the page and the viewport width: the whole page (from its top,
+    so that the sticky navigation sits where it does on screen), or what the window shows."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     width = page.viewport_size["width"] if page.viewport_size else 0
     path = SCREENSHOTS / f"{name}-{width}.png"
-    page.screenshot(path=str(path), full_page=True)
+    if full_page:
+        page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(path), full_page=full_page)
     return path
 
 
@@ -348,7 +351,7 @@ def login_as() -> Callable[..., None]:
 
 
 @pytest.fixture
-def screenshot() -> Callable[[Any, str], Path]:
+def screenshot() -> Callable[..., Path]:
     """``screenshot(page, "runs-list")``: test-artifacts/screenshots/runs-list-1280.png."""
     return shoot
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.browser.deadlines import ms
+from tests.browser.pages import approve_in_inbox, start_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -125,3 +127,61 @@ def test_a_fork_with_an_edited_prompt_writes_a_different_report(
     row.locator(".pill.status-completed").wait_for(timeout=ms(60_000))
     assert "fork" in row.inner_text() and viewer.evaluate(SAME_PAGE)
     assert problems.all() == []
+
+
+def test_a_magentic_team_works_to_the_plan_an_approver_edited(
+    new_context: Callable[..., Any],
+    login_as: Callable[..., None],
+    problems: Any,
+    screenshot: Callable[..., Path],
+) -> None:
+    operator = new_context(viewport={"width": 1280, "height": 800}).new_page()
+    login_as(operator, "ops")
+    approver = new_context(viewport={"width": 1280, "height": 800}).new_page()
+    login_as(approver, "approver2")
+    run_id = start_run(operator, "product-brief", json="A brief for a run dashboard")
+    operator.evaluate(NO_RELOAD)
+    plan = operator.locator('#run-orchestration [data-orchestration="plan"]')
+    plan.wait_for(timeout=ms(60_000))
+    assert "1. analyst:" in plan.inner_text() and "3. reviewer:" in plan.inner_text()
+
+    # The approver moves the writer first and drops the reviewer's step.
+    open_request(approver, run_id)
+    assert "2. writer:" in approver.input_value("#id_response-text")
+    approver.evaluate(
+        "document.querySelector('#id_response-text').scrollIntoView({block: 'center'})"
+    )
+    screenshot(approver, "inbox-magentic-plan-review", full_page=False)
+    approver.fill("#id_response-text", "1. writer: a first draft\n2. analyst: check the asks")
+    approve_in_inbox(approver)
+
+    # The manager replans to the edited order and asks again; approved as it is, the team
+    # works in that order. The operator's page follows, never reloading.
+    operator.locator('#run-orchestration .badge:has-text("replanned")').wait_for(timeout=ms(60_000))
+    open_request(approver, run_id)
+    assert approver.input_value("#id_response-text").splitlines()[2:4] == [
+        "1. writer: Writes the brief from the analyst's list.",
+        "2. analyst: Lists what customers asked for and what competitors offer.",
+    ]
+    approve_in_inbox(approver)
+    operator.wait_for_selector("#run-header .pill.status-completed", timeout=ms(90_000))
+    speakers = operator.locator("#run-orchestration [data-ledger] td:nth-child(2)")
+    speakers.first.wait_for(timeout=ms(30_000))
+    assert [s.strip() for s in speakers.all_inner_texts()] == ["writer", "analyst", "analyst"]
+    assert "reviewer" not in operator.inner_text(".conversation[data-executor=analyst]")
+    assert operator.evaluate(SAME_PAGE)
+    operator.locator("#run-orchestration").scroll_into_view_if_needed()
+    screenshot(operator, "run-orchestration-magentic", full_page=False)
+    operator.locator(".conversation").first.scroll_into_view_if_needed()
+    screenshot(operator, "run-conversation", full_page=False)
+    assert problems.all() == []
+
+
+def open_request(page: Any, run_id: str) -> None:
+    """Open the newest pending request of the run in the inbox."""
+    page.goto("/approvals/")
+    entry = page.locator(".request-row", has_text=f"run {run_id[:8]}")
+    entry.wait_for(timeout=ms(30_000))
+    with page.expect_response(lambda r: "request=" in r.url and r.request.method == "GET"):
+        entry.locator("a.request-item").first.click()
+    page.wait_for_selector("#message-request")

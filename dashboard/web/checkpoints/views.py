@@ -172,7 +172,7 @@ def inspector_context(
         "run": run,
         "checkpoint": checkpoint,
         "kind": (document.get("metadata") or {}).get("kind", "superstep"),
-        "parts": checkpoint_diff.trees(shown),
+        "parts": checkpoint_diff.trees(conversation.folded(shown)),
         "conversations": conversation.conversations_of(document.get("executor_states")),
         "orchestration": detail.orchestration_view(run, up_to=checkpoint.superstep),
         "deployed_hash": deployed,
@@ -209,6 +209,26 @@ def checkpoint_detail(
             raise Http404("No such change in this diff.")
         return render(request, "components/diff_side.html", context)
     return render(request, TEMPLATE, inspector_context(request, run, checkpoint))
+
+
+@page_view("GET")
+def checkpoint_conversation(
+    request: HttpRequest, run_id: uuid.UUID, checkpoint_id: str, executor_id: str
+) -> HttpResponse:
+    """One earlier page of an agent's conversation at this checkpoint (``?before=N``: the
+    turns before the N-th), for the card's "Show earlier messages"."""
+    run, checkpoint = _load(request, run_id, checkpoint_id)
+    raw = request.GET.get("before", "")
+    if not raw.isdecimal() or len(raw) > 9:
+        return HttpResponse(
+            "before must be the number of a turn, such as 50", status=400, content_type="text/plain"
+        )
+    states = selectors.checkpoint_document(checkpoint).get("executor_states") or {}
+    found = conversation.conversation_of(executor_id, states.get(executor_id), before=int(raw))
+    if found is None:
+        raise Http404(f"{executor_id!r} holds no conversation at this checkpoint.")
+    context = {"conversation": found, "run_id": run.pk, "checkpoint_id": checkpoint.checkpoint_id}
+    return render(request, "components/chat_turns.html", context)
 
 
 @page_view("GET")

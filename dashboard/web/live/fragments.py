@@ -113,7 +113,12 @@ def run_update(run_id: uuid.UUID, events: Sequence[RunEvent], user: Actor = None
         parts.append(
             render_to_string(
                 "components/conversation.html",
-                {"conversations": detail.conversations(run), "oob": True},
+                {
+                    "conversations": detail.conversations(run),
+                    "run_id": run.pk,
+                    "checkpoint_id": detail.conversations_at(run),
+                    "oob": True,
+                },
             )
         )
         parts.append(render_to_string(f"{TEMPLATE}#usage", {**usage_context(run), "oob": True}))

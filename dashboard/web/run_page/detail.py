@@ -198,6 +198,13 @@ def conversations(run: WorkflowRun) -> Sequence[conversation.Conversation]:
     return conversation.conversations_of(document.get("executor_states"))
 
 
+def conversations_at(run: WorkflowRun) -> str:
+    """The checkpoint the run page's conversations are read from: where their earlier pages
+    load from."""
+    latest = run.latest_checkpoint if run.latest_checkpoint_id else None
+    return latest.checkpoint_id if latest is not None else ""
+
+
 def orchestration_view(run: WorkflowRun, *, up_to: int | None = None) -> Any:
     """Who handed off to whom, who spoke in which round, the plan and its ledgers, as of the
     end of superstep ``up_to`` (a checkpoint's) or now."""
@@ -224,6 +231,7 @@ def page_context(
         "alert_incidents": alert_selectors.run_incidents(run.pk),
         "live_replies": broadcast.replies_so_far(run.pk) if not run.is_terminal else [],
         "conversations": conversations(run),
+        "conversations_at": conversations_at(run),
         "orchestration": orchestration_view(run),
         **usage_context(run),
         "ws_url": f"/ws/runs/{run.pk}/?view=html",

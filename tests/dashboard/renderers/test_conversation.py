@@ -11,6 +11,7 @@ import pytest
 from dashboard import services
 from dashboard.demo import agents
 from dashboard.models import WorkflowRun
+from dashboard.renderers import conversation
 from dashboard.renderers.conversation import PAGE, Part, conversation_of, conversations_of
 
 Drive = Callable[..., WorkflowRun]
@@ -145,3 +146,19 @@ def test_the_run_and_checkpoint_pages_show_the_agents_conversation(
         assert "asks approval for refund_order" in page
         assert "Please refund order A-17 &lt;b&gt;now&lt;/b&gt;" in page
         assert "<b>now</b>" not in page
+
+
+def test_a_long_conversation_is_folded_in_the_state_trees_and_a_short_one_kept() -> None:
+    said = {
+        "$t": "agent",
+        "name": "Message",
+        "v": {"type": "message", "role": "user", "contents": [{"type": "text", "text": "hi"}]},
+    }
+    state = {"support": {"full_conversation": [said] * 2001, "cache": [said] * 3, "n": [1] * 50}}
+
+    shown = conversation.folded(state)
+
+    assert shown["support"]["full_conversation"] == (
+        "2,001 messages: the conversation card reads them as a chat"
+    )
+    assert shown["support"]["cache"] == [said] * 3 and shown["support"]["n"] == [1] * 50
