@@ -204,6 +204,7 @@ def test_settings_registry_names_every_demo_workflow(subprocess_env: EnvBuilder)
         "research-report",
         "support-refund",
         "handoff-triage",
+        "product-brief",
         "fan-out-fan-in",
         "fail-at-step",
         "return-replace",
