@@ -17,12 +17,12 @@ import json
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+import psycopg
 import pytest
 from django.core import mail
 from django.db import connections
@@ -755,7 +755,13 @@ def test_two_daphne_servers_evaluating_alerts_tell_each_incident_once(
             timeout=90,
         )
         # Two more evaluation periods with both servers up: nothing is told again.
-        time.sleep(35)
+        told_after = _evaluations(database)
+        wait_for(
+            lambda: _evaluations(database) >= told_after + 2,
+            "two more evaluation periods",
+            lambda: "",
+            timeout=60,
+        )
         hooks = receiver.bodies("/webhook")
         assert len(hooks) == len({body["incident_id"] for body in hooks}) == 5
         assert len(receiver.bodies("/slack")) == 5
@@ -765,6 +771,17 @@ def test_two_daphne_servers_evaluating_alerts_tell_each_incident_once(
             "unsent": 0,
             "opened_entries": 5,
         }
+
+
+def _evaluations(database: str) -> int:
+    """How many periods of the alert evaluation have run to their end (in either server)."""
+    with psycopg.connect(database, autocommit=True) as connection:
+        row = connection.execute(
+            "SELECT count(*) FROM dashboard_periodicjobrun"
+            " WHERE job = 'evaluate-alerts' AND finished_at IS NOT NULL"
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
 
 
 def _stop(servers: list[subprocess.Popen[bytes]]) -> None:
