@@ -108,11 +108,17 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @contextlib.contextmanager
-def scratch_postgres_database(prefix: str = "superstep_it") -> Iterator[str]:
-    """URL of a new empty database on the shared PostgreSQL server, dropped on leaving."""
+def scratch_postgres_database(
+    prefix: str = "superstep_it", *, template: str | None = None
+) -> Iterator[str]:
+    """URL of a new database on the shared PostgreSQL server, dropped on leaving: empty, or a
+    copy of the database named ``template`` (which nobody may be connected to)."""
     name = f"{prefix}_{os.getpid()}_{secrets.token_hex(3)}"
+    create = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+    if template is not None:
+        create += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
     with _postgres_connect() as connection:
-        connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        connection.execute(create)
     try:
         yield _postgres_server_url(name)
     finally:

@@ -261,9 +261,13 @@ class Stack:
 
 
 @contextlib.contextmanager
-def deployed(env: dict[str, str], db_url: str, logs: Path) -> Iterator[Stack]:
-    """A migrated database and a ``Stack`` whose processes are killed on leaving."""
-    manage(env, "migrate", "--noinput")
+def deployed(
+    env: dict[str, str], db_url: str, logs: Path, *, migrate: bool = True
+) -> Iterator[Stack]:
+    """A migrated database and a ``Stack`` whose processes are killed on leaving; ``migrate``
+    False for a database that comes migrated (the ``migrated_postgres`` fixture's)."""
+    if migrate:
+        manage(env, "migrate", "--noinput")
     stack = Stack(env, db_url, logs)
     try:
         yield stack

@@ -15,6 +15,7 @@ through HTTP or ``integration_driver.py`` (a child process with the production s
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -28,20 +29,23 @@ LEASE_SECONDS = 3
 
 @pytest.fixture(scope="module")
 def stack(
-    postgres_db_url: str,
+    migrated_postgres: Callable[[str], contextlib.AbstractContextManager[str]],
     redis_url: str,
     subprocess_env: Callable[..., dict[str, str]],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Stack]:
-    """A migrated database, Daphne, and two workers (``w1``, ``w2``)."""
-    env = production_env(
-        subprocess_env,
-        database_url=postgres_db_url,
-        redis_url=redis_url,
-        SUPERSTEP_LEASE_SECONDS=str(LEASE_SECONDS),
-        SUPERSTEP_BACKGROUND_SERVICES="0",  # the test sweeps when it means to
-    )
-    with deployed(env, postgres_db_url, tmp_path_factory.mktemp("integration")) as deployment:
+    """A migrated database of the module's own, Daphne, and two workers (``w1``, ``w2``)."""
+    with contextlib.ExitStack() as cleanup:
+        database = cleanup.enter_context(migrated_postgres("superstep_integration"))
+        env = production_env(
+            subprocess_env,
+            database_url=database,
+            redis_url=redis_url,
+            SUPERSTEP_LEASE_SECONDS=str(LEASE_SECONDS),
+            SUPERSTEP_BACKGROUND_SERVICES="0",  # the test sweeps when it means to
+        )
+        logs = tmp_path_factory.mktemp("integration")
+        deployment = cleanup.enter_context(deployed(env, database, logs, migrate=False))
         deployment.daphne()
         deployment.worker("w1")
         deployment.worker("w2")

@@ -10,6 +10,7 @@ replaced while the other keeps answering.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 import signal
@@ -101,26 +102,31 @@ async def _every_socket_hears(stack: Stack, cookie: str, token: str) -> list[boo
 
 
 def test_the_readme_recipe_serves_pages_and_live_updates_from_several_worker_processes(
-    postgres_db_url: str, subprocess_env: Callable[..., dict[str, str]], tmp_path: Path
+    migrated_postgres: Callable[[str], contextlib.AbstractContextManager[str]],
+    subprocess_env: Callable[..., dict[str, str]],
+    tmp_path: Path,
 ) -> None:
     command = readme_server_command()
     assert command[:1] == ["uvicorn"] and "--workers" in command, command
     workers = int(command[command.index("--workers") + 1])
     assert workers >= 2
-    with redis_server(tmp_path) as redis:  # its own: the worker takes no other test's tasks
-        env = production_env(subprocess_env, database_url=postgres_db_url, redis_url=redis.url)
+    with (
+        migrated_postgres("superstep_readme") as database,
+        redis_server(tmp_path) as redis,  # its own: the worker takes no other test's tasks
+    ):
+        env = production_env(subprocess_env, database_url=database, redis_url=redis.url)
         # As the README tells a deployment: pooled connections, which exclude persistent ones.
         env.update(
             DATABASE_CONN_MAX_AGE="0", DATABASE_POOL_SIZE="8", STATIC_ROOT=str(tmp_path / "static")
         )
         manage(env, "collectstatic", "--noinput")
-        _serve(env, postgres_db_url, tmp_path, command, workers)
+        _serve(env, database, tmp_path, command, workers)
 
 
 def _serve(
     env: dict[str, str], database_url: str, logs: Path, command: list[str], workers: int
 ) -> None:
-    with deployed(env, database_url, logs) as stack:
+    with deployed(env, database_url, logs, migrate=False) as stack:
         stack.worker("w1")
         port = free_port()
         server = stack.start("web", sys.executable, "-m", *_on_port(command, port))

@@ -4,6 +4,7 @@ the resumed ``workflow.run`` span a child of the first."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,22 +19,23 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
 @pytest.fixture
 def traced(
-    postgres_db_url: str,
+    migrated_postgres: Callable[[str], contextlib.AbstractContextManager[str]],
     redis_url: str,
     subprocess_env: Callable[..., dict[str, str]],
     tmp_path: Path,
 ) -> Iterator[tuple[Stack, Path]]:
     spans = tmp_path / "spans.jsonl"
-    env = production_env(
-        subprocess_env,
-        database_url=postgres_db_url,
-        redis_url=redis_url,
-        SUPERSTEP_BACKGROUND_SERVICES="0",
-        SUPERSTEP_TRACE_FILE=str(spans),
-    )
-    with deployed(env, postgres_db_url, tmp_path) as stack:
-        stack.daphne()
-        yield stack, spans
+    with migrated_postgres("superstep_traced") as database:
+        env = production_env(
+            subprocess_env,
+            database_url=database,
+            redis_url=redis_url,
+            SUPERSTEP_BACKGROUND_SERVICES="0",
+            SUPERSTEP_TRACE_FILE=str(spans),
+        )
+        with deployed(env, database, tmp_path, migrate=False) as stack:
+            stack.daphne()
+            yield stack, spans
 
 
 def spans_in(path: Path) -> list[dict[str, Any]]:

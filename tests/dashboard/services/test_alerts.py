@@ -17,12 +17,12 @@ import json
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+import psycopg
 import pytest
 from django.core import mail
 from django.db import connections
@@ -45,8 +45,7 @@ from dashboard.models import (
 from dashboard.notifications import delivery as notifications
 from dashboard.notifications import tasks as alert_tasks
 from dashboard.services import alert_evaluation, alerts
-from tests.conftest import scratch_postgres_database
-from tests.helpers.stack import HERE, answers, free_port, manage, production_env, wait_for
+from tests.helpers.stack import HERE, answers, free_port, production_env, wait_for
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 BASE = "https://superstep.example"
@@ -582,17 +581,25 @@ DRIVER = HERE / "alert_driver.py"
 FAILED_RUNS = 20
 
 
+@pytest.fixture
+def own_database(
+    migrated_postgres: Callable[[str], contextlib.AbstractContextManager[str]],
+) -> Iterator[str]:
+    """A migrated database of this test's own, where only its failed runs are counted."""
+    with migrated_postgres("superstep_alerts") as url:
+        yield url
+
+
 @pytest.mark.slow
 @pytest.mark.postgres
 def test_two_processes_evaluating_at_once_deliver_each_incident_once(
-    postgres_db_url: str, subprocess_env: Callable[..., dict[str, str]], receiver: Receiver
+    own_database: str, subprocess_env: Callable[..., dict[str, str]], receiver: Receiver
 ) -> None:
     # Two evaluating processes (as two servers' threads, or two beats) with their own
     # connections, released at one instant onto the same failed runs; each delivers what it
     # opened to the receiver here.
-    env = production_env(subprocess_env, database_url=postgres_db_url, redis_url="")
+    env = production_env(subprocess_env, database_url=own_database, redis_url="")
     env.pop("REDIS_URL")  # embedded mode: each process delivers its notifications itself
-    manage(env, "migrate", "--noinput")
     assert _driver(env, "seed", str(FAILED_RUNS), receiver.url) == {"failed": FAILED_RUNS}
     processes = [
         subprocess.Popen(
@@ -710,19 +717,20 @@ def test_a_base_url_that_is_not_http_stops_the_process(
 @pytest.mark.slow
 @pytest.mark.postgres
 def test_two_daphne_servers_evaluating_alerts_tell_each_incident_once(
-    subprocess_env: Callable[..., dict[str, str]], receiver: Receiver
+    own_database: str, subprocess_env: Callable[..., dict[str, str]], receiver: Receiver
 ) -> None:
     """Two web servers, each running the periodic jobs on its own threads (as two embedded
     servers, or servers beside beat, do) over one database: every incident is told once."""
     servers: list[subprocess.Popen[bytes]] = []
     with contextlib.ExitStack() as cleanup:
-        database = cleanup.enter_context(scratch_postgres_database("superstep_alerts"))
         cleanup.callback(_stop, servers)
         env = production_env(
-            subprocess_env, database_url=database, redis_url="", SUPERSTEP_BACKGROUND_SERVICES="1"
+            subprocess_env,
+            database_url=own_database,
+            redis_url="",
+            SUPERSTEP_BACKGROUND_SERVICES="1",
         )
         env.pop("REDIS_URL")
-        manage(env, "migrate", "--noinput")
         assert _driver(env, "seed", "5", receiver.url) == {"failed": 5}
         urls = []
         for _ in range(2):
@@ -755,7 +763,13 @@ def test_two_daphne_servers_evaluating_alerts_tell_each_incident_once(
             timeout=90,
         )
         # Two more evaluation periods with both servers up: nothing is told again.
-        time.sleep(35)
+        told_after = _evaluations(own_database)
+        wait_for(
+            lambda: _evaluations(own_database) >= told_after + 2,
+            "two more evaluation periods",
+            lambda: "",
+            timeout=60,
+        )
         hooks = receiver.bodies("/webhook")
         assert len(hooks) == len({body["incident_id"] for body in hooks}) == 5
         assert len(receiver.bodies("/slack")) == 5
@@ -765,6 +779,17 @@ def test_two_daphne_servers_evaluating_alerts_tell_each_incident_once(
             "unsent": 0,
             "opened_entries": 5,
         }
+
+
+def _evaluations(database: str) -> int:
+    """How many periods of the alert evaluation have run to their end (in either server)."""
+    with psycopg.connect(database, autocommit=True) as connection:
+        row = connection.execute(
+            "SELECT count(*) FROM dashboard_periodicjobrun"
+            " WHERE job = 'evaluate-alerts' AND finished_at IS NOT NULL"
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
 
 
 def _stop(servers: list[subprocess.Popen[bytes]]) -> None:

@@ -8,6 +8,7 @@ Service tests run on SQLite and PostgreSQL (``services_db``); nothing runs in th
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import re
@@ -36,9 +37,7 @@ from dashboard.models import (
 )
 from dashboard.services import schedules
 from dashboard.web.operations import schedules as views_schedules
-from tests.bench.scratch_database import create_database, drop_database
-from tests.conftest import POSTGRES_URL
-from tests.helpers.stack import HERE, manage, production_env
+from tests.helpers.stack import HERE, production_env
 
 FAST = {"limit": 2, "work_ms": 0}
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
@@ -690,14 +689,13 @@ SCHEDULES = 25
 
 
 @pytest.fixture
-def own_database() -> Iterator[str]:
-    """A database of this test's own: the session's is shared with the integration tests,
-    whose runs would be counted here (and whose workers would execute ours)."""
-    url = create_database(POSTGRES_URL, "superstep_schedules")
-    try:
+def own_database(
+    migrated_postgres: Callable[[str], contextlib.AbstractContextManager[str]],
+) -> Iterator[str]:
+    """A migrated database of this test's own: the session's is shared with the integration
+    tests, whose runs would be counted here (and whose workers would execute ours)."""
+    with migrated_postgres("superstep_schedules") as url:
         yield url
-    finally:
-        drop_database(url)
 
 
 @pytest.mark.slow
@@ -709,7 +707,6 @@ def test_two_processes_firing_the_same_ticks_start_each_run_once(
     # their own connections, released at one instant onto the same due ticks.
     env = production_env(subprocess_env, database_url=own_database, redis_url="")
     env.pop("REDIS_URL")  # embedded mode: a started run is executed (or not) in the process
-    manage(env, "migrate", "--noinput")
     seeded = _driver(env, "seed", str(SCHEDULES), T0.isoformat())
     assert seeded == {"schedules": SCHEDULES}
     processes = [
