@@ -8,8 +8,9 @@ Settings install it, and the workflow catalog adds its workflows (by dotted path
 
 * ``apps``: its app config;
 * ``workflows``: the workflow builders (refund, squares, fan-out/fan-in, ...);
-* ``agents``: the agent workflows (a research report, a support refund, a handoff triage) on
-  an offline model;
+* ``agents``: the agent workflows (a research report, a support refund, a handoff triage, a
+  Magentic team with plan review) on an offline model;
+* ``planner``: the Magentic team's checklist manager, which needs no model;
 * ``data``: ``seed()``, demo runs in every state, through the real services and worker;
 * ``management/commands/demo.py``: migrate, demo users, seed, then serve with Daphne.
 """

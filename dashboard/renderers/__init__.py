@@ -12,5 +12,6 @@ tested without a settings module and cannot reach a request, a template or a que
 * ``checkpoint_diff``: a checkpoint diff grouped as the inspector shows it;
 * ``workflow_graph``: a workflow's description read as a graph, and its layout;
 * ``gantt``: the geometry of the run page's per-executor timeline;
-* ``conversation``: an agent executor's conversation read as a chat.
+* ``conversation``: an agent executor's conversation read as a chat, a page at a time;
+* ``orchestration``: handoffs, group chat rounds and Magentic plans and ledgers, from events.
 """

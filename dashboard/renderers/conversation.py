@@ -118,17 +118,27 @@ def _untagged(value: Any) -> Any:
 def _messages(state: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
     session = state.get("agent_session")
     if isinstance(session, Mapping):
-        memory = (session.get("state") or {}).get("in_memory")
+        kept = session.get("state")  # a forked state may hold anything here: read, never trust
+        memory = kept.get("in_memory") if isinstance(kept, Mapping) else None
         if isinstance(memory, Mapping) and isinstance(memory.get("messages"), list):
             return [m for m in memory["messages"] if isinstance(m, Mapping)]
     if "full_conversation" not in state and "cache" not in state:
         return None  # not an agent executor's state
+    # The conversation so far, then what the cache holds beyond it (the cache repeats the
+    # conversation's messages it was given): a message said twice in one list is said twice.
     found: list[Mapping[str, Any]] = []
+    seen: set[str] = set()
     for key in ("full_conversation", "cache"):
-        for item in state.get(key) or []:
+        items = state.get(key)
+        for item in items if isinstance(items, list) else []:
             message = _untagged(item)
-            if isinstance(message, Mapping) and message not in found:
-                found.append(message)
+            if not isinstance(message, Mapping):
+                continue
+            identity = json.dumps(message, sort_keys=True, default=str)
+            if key == "cache" and identity in seen:
+                continue
+            seen.add(identity)
+            found.append(message)
     return found
 
 

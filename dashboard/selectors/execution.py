@@ -89,12 +89,17 @@ class RerunCalls:
 
 def model_calls_after(run_id: uuid.UUID, superstep: int) -> list[RerunCalls]:
     """The run's model calls committed after ``superstep``, by executor and model, in order
-    of the first call."""
+    of the first call. A superstep that ran more than once (a resume, a retry) counts its
+    latest attempt only: what its calls cost once."""
     rows = RunEvent.objects.filter(
-        run_id=run_id, type="model_call", data__iteration__gt=superstep
+        run_id=run_id, type__in=("model_call", "superstep_started"), data__iteration__gt=superstep
     ).order_by("seq")
+    events = list(rows.values_list("seq", "type", "data"))
+    latest = {data["iteration"]: seq for seq, kind, data in events if kind == "superstep_started"}
     found: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for data in rows.values_list("data", flat=True):
+    for seq, kind, data in events:
+        if kind != "model_call" or seq < latest.get(data["iteration"], 0):
+            continue  # an earlier attempt at that superstep
         found.setdefault((str(data["executor_id"]), str(data["model"])), []).append(data)
     return [
         RerunCalls(

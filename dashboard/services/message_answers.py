@@ -119,7 +119,13 @@ def _typed(response: Any) -> str | None:
             f"the text is {len(text)} characters; at most {MAX_TEXT}",
             errors={"text": f"at most {MAX_TEXT} characters"},
         )
-    return text.strip()
+    return _lines(text).strip()
+
+
+def _lines(text: str) -> str:
+    """Text with one kind of line end: a browser posts a textarea's lines ended "\r\n", and
+    a plan approved exactly as shown is not an edited one."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def message_answer(
@@ -141,7 +147,7 @@ def message_answer(
         return [_message(text)]
     if request.kind == "plan_review":
         review = []
-        if text and text != request.text.strip():
+        if text and text != _lines(request.text).strip():
             review.append(_message(EDITED_PLAN + text))
         if not approved and reason:
             review.insert(0, _message(reason))

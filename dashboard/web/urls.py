@@ -41,7 +41,7 @@ urlpatterns: list[URLPattern] = [
     path(CHECKPOINT, checkpoints.checkpoint_detail, name="checkpoint_detail"),
     path(f"{CHECKPOINT}download/", checkpoints.checkpoint_download, name="checkpoint_download"),
     path(
-        f"{CHECKPOINT}conversations/<str:executor_id>/",
+        f"{CHECKPOINT}conversations/<path:executor_id>/",  # a sub-workflow's ids hold "/"
         checkpoints.checkpoint_conversation,
         name="checkpoint_conversation",
     ),

@@ -21,7 +21,7 @@ from typing import Any
 
 from dashboard.renderers.conversation import is_conversation, located_message
 
-__all__ = ["EDITABLE", "Chat", "ChatLine", "chat_of", "same_message_paths", "with_texts_of"]
+__all__ = ["EDITABLE", "Chat", "ChatLine", "chat_of", "same_message_paths"]
 
 EDITABLE = 20
 TAG = "$t"
@@ -145,6 +145,13 @@ def same_message_paths(value: Any, message_id: str, content: int) -> list[Path]:
             ):
                 found.append((*path, *inner, "contents", content, "text"))
             return
+        if (
+            isinstance(node, Mapping)
+            and node.get(TAG) == "model"
+            and isinstance(node.get("v"), Mapping)
+        ):
+            walk(node["v"], path)  # a model's fields are named without the codec's "v", as
+            return  # the editor's fields name them
         if isinstance(node, Mapping):
             for key, child in node.items():
                 walk(child, (*path, key))
@@ -154,26 +161,3 @@ def same_message_paths(value: Any, message_id: str, content: int) -> list[Path]:
 
     walk(value, ())
     return found
-
-
-def with_texts_of(new: Any, old: Any) -> Any:
-    """``new`` with the text of every message that ``old`` has at the same place put back:
-    what is left to tell apart once the edited texts are said on their own."""
-    located, before_located = located_message(new), located_message(old)
-    if located is not None and before_located is not None:
-        (new_path, new_message), old_message = located, before_located[1]
-        contents = [
-            dict(item, text=before["text"])
-            if isinstance(item, Mapping)
-            and isinstance(before, Mapping)
-            and item.get("type") == before.get("type") == "text"
-            else item
-            for item, before in zip(new_message["contents"], old_message["contents"], strict=False)
-        ] + list(new_message["contents"][len(old_message["contents"]) :])
-        restored = dict(new_message, contents=contents)
-        return dict(new, v=restored) if new_path else restored
-    if isinstance(new, Mapping) and isinstance(old, Mapping):
-        return {key: with_texts_of(value, old.get(key)) for key, value in new.items()}
-    if isinstance(new, list) and isinstance(old, list):
-        return [with_texts_of(item, old[i] if i < len(old) else None) for i, item in enumerate(new)]
-    return new

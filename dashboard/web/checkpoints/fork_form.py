@@ -145,6 +145,7 @@ class ForkEditor:
     def __init__(self, document: Mapping[str, Any], data: Mapping[str, str] | None = None) -> None:
         self.document = document
         self.errors: list[str] = []
+        self.texts: dict[Path, str] = {}
         names = (f"f{n}" for n in itertools.count())
         self.groups = list(_groups(document, lambda: next(names)))
         for item in self.fields:
@@ -173,7 +174,9 @@ class ForkEditor:
                 item.errors.append(exc.text)
         if self.has_errors:
             return None
-        _mirror_replies(self.document, self.fields, values)
+        # Every message text the fork changes, with the text it had: the confirmation says
+        # them as sentences and leaves them out of its diff.
+        self.texts = _mirror_replies(self.document, self.fields, values)
         return _assemble(self.document, values)
 
     def add_errors(self, errors: Mapping[str, str], message: str) -> None:
@@ -200,20 +203,31 @@ class ForkEditor:
         # A message's text is said as a sentence was edited, not as a path into its JSON (which
         # the diff below would show as two unreadable codec values).
         lines = [_said(item) for item in self.fields if _edited_message(item)]
-        kept = fork_conversation.with_texts_of
+        texts = self.texts
+
+        def kept(edited: Any, root: Path) -> Any:
+            """``edited`` with the message texts said above put back as they were."""
+            restored = {"root": copy.deepcopy(edited)}
+            for path, text in texts.items():
+                if path[: len(root)] == root:
+                    _put(restored, ("root", *path[len(root) :]), text)
+            return restored["root"]
+
         if edits.executor_states is not None:
             before = doc.get("executor_states") or {}
             for eid in dict.fromkeys([*before, *edits.executor_states]):
                 old = before.get(eid, {})
-                lines += _rows(old, kept(edits.executor_states.get(eid, {}), old), eid)
+                edited = edits.executor_states.get(eid, {})
+                lines += _rows(old, kept(edited, ("executor_states", eid)), eid)
         if edits.state is not None:
             old_state = doc.get("state") or {}
-            lines += _rows(old_state, kept(edits.state, old_state), "shared state")
+            lines += _rows(old_state, kept(edits.state, ("state",)), "shared state")
         if edits.messages is not None:
             before_messages = doc.get("messages") or []
             for index, message in enumerate(edits.messages):
                 old = before_messages[index].get("data") if index < len(before_messages) else None
-                lines += _rows(old, kept(message.get("data"), old), f"message {index + 1}")
+                data = kept(message.get("data"), ("messages", index, "data"))
+                lines += _rows(old, data, f"message {index + 1}")
         if len(lines) > MAX_CHANGES:
             lines = [*lines[:MAX_CHANGES], f"… and {len(lines) - MAX_CHANGES} more changes."]
         return lines
@@ -348,9 +362,12 @@ def _chat_fields(
 
 def _mirror_replies(
     document: Mapping[str, Any], fields: list[Field], values: dict[Path, Any]
-) -> None:
-    """An edited message's text is set in every copy of that message in the same value."""
-    edited = {item.path for item in fields if item.widget == "message" and item.text != item.shown}
+) -> dict[Path, str]:
+    """An edited message's text is set in every copy of that message in the same value (a
+    copy edited itself keeps its own edit). Returns each changed text's path with its text
+    before."""
+    edited = {item.path for item in fields if _edited_message(item)}
+    changed = {item.path: item.shown for item in fields if item.path in edited}
     for item in fields:
         if item.path not in edited or not item.message_id:
             continue
@@ -364,6 +381,8 @@ def _mirror_replies(
             other = (*scope, *inside)
             if other not in edited:
                 values[other] = values[item.path]
+                changed.setdefault(other, item.shown)
+    return changed
 
 
 def _field(name: str, path: Path, label: str, value: Any) -> Field:

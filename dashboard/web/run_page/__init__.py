@@ -11,6 +11,7 @@
 * ``subworkflows``: a sub-workflow node opening onto its inner graph and state;
 * ``timeline``: the run's checkpoints as a timeline with branches;
 * ``previews``: what an action will do, in words, for its confirmation dialog;
+* ``usage``: the tokens and cost card, per executor and model;
 * ``version_panel``: which version the run executes on, and what a migration would lose;
 * ``versions``: the version panel's views and the page of runs that need migration.
 """

@@ -162,3 +162,16 @@ def test_a_long_conversation_is_folded_in_the_state_trees_and_a_short_one_kept()
         "2,001 messages: the conversation card reads them as a chat"
     )
     assert shown["support"]["cache"] == [said] * 3 and shown["support"]["n"] == [1] * 50
+
+
+def test_a_session_whose_state_is_not_an_object_reads_as_the_conversation_it_has() -> None:
+    said = {
+        "$t": "agent",
+        "name": "Message",
+        "v": {"type": "message", "role": "user", "contents": [{"type": "text", "text": "yes"}]},
+    }
+    state = {"agent_session": {"type": "session", "state": "x"}, "full_conversation": [said, said]}
+
+    found = conversation_of("support", state)
+
+    assert found is not None and [t.parts[0].text for t in found.turns] == ["yes", "yes"]

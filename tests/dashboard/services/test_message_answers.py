@@ -145,6 +145,24 @@ def test_a_signed_off_plan_lets_the_team_work(
     assert again is not None and again.kind == "plan_review" and again.stalled
 
 
+def test_a_plan_approved_as_a_browser_posts_it_is_signed_off_not_edited(
+    drive: Drive, operator_user: Any, approver_user: Any
+) -> None:
+    asked = waiting(drive, operator_user, "signed-off-plan", "Write about kettles")
+    request = services.message_request_of(asked)
+    assert request is not None and "\n" in request.text.strip()
+
+    drive(
+        services.approval_decide,
+        asked.request_id,
+        user=approver_user,
+        approved=True,
+        response={"text": request.text.replace("\n", "\r\n")},  # a textarea's line ends
+    )
+
+    assert ApprovalRequest.objects.get(pk=asked.pk).response["v"] == {"review": []}
+
+
 @pytest.mark.parametrize("approved", [True, False])
 def test_an_edited_or_rejected_plan_goes_back_for_a_new_plan(
     drive: Drive, operator_user: Any, approver_user: Any, approved: bool

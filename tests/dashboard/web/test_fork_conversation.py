@@ -134,7 +134,7 @@ def test_an_agents_memory_reads_as_messages_and_tools_as_notes(
     editor = ForkEditor(checkpoint_document(run.latest_checkpoint))
 
     groups = {group.title: group for group in editor.groups if group.chat}
-    assert "support · full_conversation" in groups or "support · cache" in groups
+    assert "support · full_conversation" in groups
     notes = [item.text for item in editor.fields if item.widget == "note"]
     assert any(note.startswith("calls ") and "A-17" in note for note in notes), notes
     assert all(
@@ -247,3 +247,58 @@ def test_a_maf_value_edited_as_json_stays_a_maf_value() -> None:
 
     assert edited == {**reply, "v": {**reply["v"], "contents": [{"type": "text", "text": "b"}]}}
     assert text_of(decode(edited)) == "b"
+
+
+def test_a_superstep_run_again_counts_its_model_calls_once(
+    operator_client: Client, report: WorkflowRun, drive: Drive
+) -> None:
+    first = Checkpoint.objects.filter(run=report, superstep=1).get()
+    resumed = drive(
+        services.run_resume,
+        report.pk,
+        checkpoint_id=first.checkpoint_id,
+        user=operator_client.user,  # type: ignore[attr-defined]
+        reason="once more",
+    )
+    assert resumed.status == RunStatus.COMPLETED, resumed.error_message
+
+    calls = model_calls_after(report.pk, 1)
+
+    assert [(c.executor_id, c.calls) for c in calls] == [
+        ("researcher", 1),
+        ("writer", 1),
+        ("editor", 1),
+    ]
+
+
+def test_two_copies_of_a_reply_edited_apart_keep_each_its_own_edit(report: WorkflowRun) -> None:
+    document = document_at(report, 2)
+    editor = ForkEditor(document)
+    response = next(i for i in editor.fields if i.label.startswith("agent_response · r"))
+    reply = next(i for i in editor.fields if i.label.startswith("full_conversation · r"))
+
+    edited = ForkEditor(document, {response.name: "AAA", reply.name: "BBB"})
+    edits = edited.read()
+
+    assert edits is not None and edits.messages is not None
+    fork = decode(edits.messages[0]["data"])
+    assert text_of(fork.agent_response.messages[0]) == "AAA"
+    assert text_of(fork.full_conversation[-1]) == "BBB"
+    assert len(edited.changes(edits)) == 2
+
+
+def test_a_message_edited_as_json_is_listed_in_the_confirmation() -> None:
+    said = {
+        "$t": "agent",
+        "name": "Message",
+        "v": {"type": "message", "role": "user", "contents": [{"type": "text", "text": "10"}]},
+    }
+    document = {"state": {"last": said}}
+    editor = ForkEditor(document)
+    [field] = [item for item in editor.fields if item.dotted == "state.last.contents"]
+
+    edited = ForkEditor(document, {field.name: '[{"type": "text", "text": "10000"}]'})
+    edits = edited.read()
+
+    assert edits is not None and edits.state is not None
+    assert edited.changes(edits) == ["shared state.last.contents[0].text: \"10\" → \"10000\""]

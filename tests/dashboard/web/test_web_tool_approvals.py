@@ -221,10 +221,36 @@ def test_a_rejection_with_a_reason_is_shown_in_the_runs_conversation(
 )
 def test_each_property_type_gets_its_own_input(schema: dict[str, Any], inputs: str) -> None:
     form = ToolArgumentsForm(
-        {"type": "object", "properties": {"x": schema}, "required": ["x"]}, prefix="arguments"
+        {"type": "object", "properties": {"x": schema}, "required": ["x"]},
+        prefix="arguments",
+        asked={},
     )
 
     assert inputs in str(form["x"])
+
+
+def test_arguments_posted_back_untouched_are_the_agents_own() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "body": {"type": "string"},
+            "amount": {"type": "number"},
+            "notify": {"type": "boolean"},
+        },
+        "required": ["body", "amount"],
+    }
+    asked = {"body": "Hello,\nyour refund is on its way.\nBest", "amount": 1}
+    shown = ToolArgumentsForm(schema, prefix="arguments", asked=asked)
+    assert "<textarea" in str(shown["body"])  # a line break survives the browser
+
+    # What a browser posts for the form as shown: CRLF line ends, the number as text, the
+    # box the agent left out unticked.
+    posted = {"arguments-body": asked["body"].replace("\n", "\r\n"), "arguments-amount": "1"}
+    form = ToolArgumentsForm(schema, posted, prefix="arguments", asked=asked)
+
+    assert form.is_valid(), form.errors
+    assert form.value() == {"arguments": asked}
+    assert type(form.value()["arguments"]["amount"]) is int
 
 
 def test_the_bulk_review_and_the_archive_read_a_tool_calls_answer(
