@@ -163,7 +163,7 @@ async def _watch(
 
 async def _drive(
     base_url: str, prepared: dict[str, Any], model: PacedModel, runs: int, timeout: float
-) -> dict[str, float]:
+) -> tuple[dict[str, float], list[str]]:
     headers = {"Authorization": f"Bearer {prepared['token']}"}
     seen: dict[str, float] = {}
     done = asyncio.Event()
@@ -201,7 +201,26 @@ async def _drive(
                 print(f"a socket failed: {failure!r}", file=sys.stderr)
         if left:
             raise RuntimeError(f"{len(left)} runs did not finish in {timeout:.0f} s")
-    return seen
+    return seen, ids
+
+
+def _rows_per_run(database_url: str, ids: list[str]) -> tuple[set[int], set[int]]:
+    """The event rows and the checkpoint commits each run wrote: what a reply's length must
+    not change."""
+    import psycopg
+
+    with psycopg.connect(database_url) as connection:
+        events = connection.execute(
+            "SELECT run_id, count(*) FROM dashboard_runevent WHERE run_id = ANY(%s::uuid[])"
+            " GROUP BY run_id",
+            (ids,),
+        ).fetchall()
+        commits = connection.execute(
+            "SELECT run_id, count(*) FROM dashboard_checkpoint WHERE run_id = ANY(%s::uuid[])"
+            " GROUP BY run_id",
+            (ids,),
+        ).fetchall()
+    return {count for _, count in events}, {count for _, count in commits}
 
 
 def _report(model: PacedModel, seen: dict[str, float], args: argparse.Namespace) -> None:
@@ -286,8 +305,13 @@ def main(argv: list[str] | None = None) -> int:
                     raise RuntimeError(f"the web server did not answer:\n{stack.log()}")
                 time.sleep(0.2)
             data = json.loads(prepared.stdout.splitlines()[-1])
-            seen = asyncio.run(_drive(base_url, data, model, args.runs, args.timeout))
+            seen, ids = asyncio.run(_drive(base_url, data, model, args.runs, args.timeout))
             _report(model, seen, args)
+            events, commits = _rows_per_run(database_url, ids)
+            print(
+                f"per run, with {args.tokens} words per reply: event rows {sorted(events)}, "
+                f"checkpoints committed {sorted(commits)}"
+            )
         finally:
             if stack is not None:
                 stack.stop_all()
