@@ -301,4 +301,4 @@ def test_a_message_edited_as_json_is_listed_in_the_confirmation() -> None:
     edits = edited.read()
 
     assert edits is not None and edits.state is not None
-    assert edited.changes(edits) == ["shared state.last.contents[0].text: \"10\" → \"10000\""]
+    assert edited.changes(edits) == ['shared state.last.contents[0].text: "10" → "10000"']
