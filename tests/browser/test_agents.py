@@ -179,7 +179,7 @@ def test_a_magentic_team_works_to_the_plan_an_approver_edited(
 
 def open_request(page: Any, run_id: str) -> None:
     """Open the newest pending request of the run in the inbox."""
-    page.goto("/approvals/")
+    page.goto("/approvals/?workflow=product-brief")  # the suite leaves pages of others pending
     entry = page.locator(".request-row", has_text=f"run {run_id[:8]}")
     entry.wait_for(timeout=ms(30_000))
     with page.expect_response(lambda r: "request=" in r.url and r.request.method == "GET"):

@@ -18,6 +18,11 @@ from tests.browser.pages import NO_RELOAD, SAME_PAGE, approve_in_inbox, start_ru
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
+# The support agent's requests only: the whole suite leaves more requests pending than one
+# page of the inbox holds, oldest first.
+INBOX = "/approvals/?workflow=support-refund"
+
+
 def start_refund(page: Any, prompt: str) -> str:
     """Start a support-refund run with the customer's message; its id."""
     return start_run(page, "support-refund", json=prompt)
@@ -44,7 +49,7 @@ def test_an_approver_edits_a_tools_arguments_and_the_agent_uses_them(
     # The agent's call to the refund tool waits for a person: the run page says so, live.
     operator.wait_for_selector("#run-outcome .waiting-alert", timeout=ms(30_000))
 
-    approver.goto("/approvals/")
+    approver.goto(INBOX)
     entry = row(approver, run_id)
     entry.wait_for(timeout=ms(15_000))
     assert "Call refund_order" in entry.inner_text()
@@ -84,7 +89,7 @@ def test_three_tool_calls_rejected_at_once_each_read_the_reason(
     tag = uuid.uuid4().hex[:6].upper()
     runs = [start_refund(page, f"Please refund order B-{tag}-{n}, it broke") for n in (1, 2, 3)]
 
-    page.goto("/approvals/")
+    page.goto(INBOX)
     page.evaluate(NO_RELOAD)
     for run_id in runs:
         row(page, run_id).wait_for(timeout=ms(30_000))  # the list follows as they arrive
