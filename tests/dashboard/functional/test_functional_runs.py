@@ -1,0 +1,86 @@
+"""Functional workflows (``@workflow`` / ``@step``) on the dashboard, with the ``order-pipeline``
+demo: started from its input type, its request reaches the inbox, the decision resumes it, and
+its run page lists its steps in call order, replayed or computed, instead of a graph.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.urls import reverse
+
+from dashboard import services
+from dashboard.models import ApprovalRequest, ApprovalStatus, RunStatus, WorkflowRun
+
+Drive = Callable[..., WorkflowRun]
+ORDER = {"customer": "Ada", "quantity": 3, "unit_price": 45.0, "work_ms": 0}
+STEP = re.compile(r'data-step="([^"]+)" data-step-status="(\w+)"')
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def start_order(drive: Drive, user: Any, **data: Any) -> WorkflowRun:
+    return drive(
+        services.run_start, workflow_name="order-pipeline", input={**ORDER, **data}, user=user
+    )
+
+
+def approve(drive: Drive, run: WorkflowRun, user: Any) -> WorkflowRun:
+    (request,) = ApprovalRequest.objects.filter(run=run, status=ApprovalStatus.PENDING)
+    return drive(
+        services.approval_decide,
+        request.request_id,
+        user=user,
+        approved=True,
+        response={"approved": True, "note": "fine"},
+        reason="known customer",
+    )
+
+
+def test_a_large_order_waits_in_the_inbox_and_the_decision_completes_it(
+    drive: Drive, role_user: Callable[..., Any]
+) -> None:
+    user = role_user("olga", "Operator", "Approver")
+    run = start_order(drive, user)
+    assert run.status == RunStatus.WAITING, run.traceback
+    (request,) = ApprovalRequest.objects.filter(run=run, status=ApprovalStatus.PENDING)
+    assert request.request_data["v"]["question"] == "Approve Ada's order of 135.00?"
+
+    done = approve(drive, run, user)
+
+    assert done.status == RunStatus.COMPLETED, done.traceback
+    assert done.output["status"] == "shipped"
+
+
+def test_a_small_order_needs_no_approval(drive: Drive, role_user: Callable[..., Any]) -> None:
+    run = start_order(drive, role_user("olga", "Operator"), quantity=1)
+
+    assert run.status == RunStatus.COMPLETED, run.traceback
+    assert not ApprovalRequest.objects.filter(run=run).exists()
+
+
+def test_the_run_page_lists_the_steps_replayed_and_computed(
+    drive: Drive, role_user: Callable[..., Any], client: Any
+) -> None:
+    user = role_user("olga", "Operator", "Approver")
+    run = start_order(drive, user)
+    client.force_login(user)
+    waiting = client.get(reverse("dashboard:run_detail", args=[run.pk])).content.decode()
+    approve(drive, run, user)
+
+    html = client.get(reverse("dashboard:run_detail", args=[run.pk])).content.decode()
+
+    # No graph: the steps in call order; the one done before the pause is replayed on resume.
+    assert "Workflow graph" not in html
+    assert STEP.findall(waiting) == [("price_order", "computed")]
+    assert STEP.findall(html) == [
+        ("price_order", "replayed"),
+        ("reserve_stock", "computed"),
+        ("pack_order", "computed"),
+        ("ship_order", "computed"),
+    ]
+    assert "parcel for res-lamp-42-3" in html  # a result
+    assert "lamp-42" in html and "1 replayed from a checkpoint" in html
