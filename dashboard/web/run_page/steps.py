@@ -33,6 +33,14 @@ class StepRow:
     def replayed(self) -> bool:
         return self.status == "replayed"
 
+    @property
+    def input_id(self) -> str:
+        return f"step-{self.number}-input"
+
+    @property
+    def result_id(self) -> str:
+        return f"step-{self.number}-result"
+
 
 @dataclass(frozen=True, slots=True)
 class StepsView:

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from dashboard import services
-from dashboard.models import ApprovalRequest, ApprovalStatus, RunStatus, WorkflowRun
+from dashboard import selectors, services
+from dashboard.models import ApprovalRequest, ApprovalStatus, Checkpoint, RunStatus, WorkflowRun
 
 Drive = Callable[..., WorkflowRun]
 ORDER = {"customer": "Ada", "quantity": 3, "unit_price": 45.0, "work_ms": 0}
@@ -84,3 +84,63 @@ def test_the_run_page_lists_the_steps_replayed_and_computed(
     ]
     assert "parcel for res-lamp-42-3" in html  # a result
     assert "lamp-42" in html and "1 replayed from a checkpoint" in html
+    # Each step's input and result in a tree of its own.
+    assert 'id="step-3-input"' in html and 'id="step-3-result"' in html
+
+
+def after_step(run: WorkflowRun, name: str) -> Checkpoint:
+    """The checkpoint written when step ``name`` returned."""
+    for checkpoint in Checkpoint.objects.filter(run=run).order_by("created_at"):
+        steps = selectors.checkpoint_steps(checkpoint)
+        if checkpoint.document["metadata"].get("kind") == "step" and steps[-1].step == name:
+            return checkpoint
+    raise AssertionError(f"no checkpoint after {name}")
+
+
+def test_a_fork_from_after_a_step_replays_the_steps_before_it(
+    drive: Drive, role_user: Callable[..., Any], client: Any
+) -> None:
+    user = role_user("olga", "Operator", "Approver")
+    run = start_order(drive, user, quantity=1)
+    checkpoint = after_step(run, "reserve_stock")
+
+    fork = drive(
+        services.run_fork, run.pk, checkpoint_id=checkpoint.checkpoint_id, user=user, reason="again"
+    )
+
+    assert fork.pk != run.pk and fork.status == RunStatus.COMPLETED, fork.traceback
+    assert fork.output == run.output
+    steps = selectors.checkpoint_steps(fork.latest_checkpoint)
+    assert [(s.step, s.status) for s in steps] == [
+        ("price_order", "replayed"),
+        ("reserve_stock", "replayed"),
+        ("pack_order", "computed"),
+        ("ship_order", "computed"),
+    ]
+    # The checkpoint page of a step checkpoint reads like any other.
+    client.force_login(user)
+    page = client.get(
+        reverse("dashboard:checkpoint_detail", args=[run.pk, checkpoint.checkpoint_id])
+    )
+    assert page.status_code == 200 and "reserve_stock" in page.content.decode()
+
+
+def test_a_resume_from_after_a_step_runs_the_rest_again(
+    drive: Drive, role_user: Callable[..., Any]
+) -> None:
+    user = role_user("olga", "Operator")
+    run = start_order(drive, user, quantity=1)
+    checkpoint = after_step(run, "pack_order")
+
+    resumed = drive(
+        services.run_resume,
+        run.pk,
+        checkpoint_id=checkpoint.checkpoint_id,
+        user=user,
+        reason="ship it again",
+    )
+
+    assert resumed.status == RunStatus.COMPLETED, resumed.traceback
+    steps = selectors.checkpoint_steps(resumed.latest_checkpoint)
+    assert [s.status for s in steps] == ["replayed", "replayed", "replayed", "computed"]
+    assert resumed.output["status"] == "shipped"
