@@ -13,7 +13,14 @@ import pytest
 from django.urls import reverse
 
 from dashboard import selectors, services
-from dashboard.models import ApprovalRequest, ApprovalStatus, Checkpoint, RunStatus, WorkflowRun
+from dashboard.models import (
+    ApprovalRequest,
+    ApprovalStatus,
+    Checkpoint,
+    RetentionPolicy,
+    RunStatus,
+    WorkflowRun,
+)
 
 Drive = Callable[..., WorkflowRun]
 ORDER = {"customer": "Ada", "quantity": 3, "unit_price": 45.0, "work_ms": 0}
@@ -144,3 +151,29 @@ def test_a_resume_from_after_a_step_runs_the_rest_again(
     steps = selectors.checkpoint_steps(resumed.latest_checkpoint)
     assert [s.status for s in steps] == ["replayed", "replayed", "replayed", "computed"]
     assert resumed.output["status"] == "shipped"
+
+
+def test_pruning_keeps_what_the_latest_checkpoint_reads(
+    drive: Drive, role_user: Callable[..., Any]
+) -> None:
+    """Pruning a functional run's earlier step checkpoints (whose state values are stored once
+    and shared) leaves the latest one whole: its steps readable, and forkable."""
+    user = role_user("olga", "Operator")
+    run = start_order(drive, user, quantity=1)
+    before = [
+        (s.step, s.status, s.result) for s in selectors.checkpoint_steps(run.latest_checkpoint)
+    ]
+    written = Checkpoint.objects.filter(run=run).count()
+    RetentionPolicy.objects.create(name="short", status="completed", keep_last_checkpoints=1)
+
+    (report,) = services.checkpoint_prune()
+
+    assert written > 4 and report.checkpoints == written - 1
+    (kept,) = Checkpoint.objects.filter(run=run)
+    assert kept.pk == run.latest_checkpoint_id
+    after = [(s.step, s.status, s.result) for s in selectors.checkpoint_steps(kept)]
+    assert after == before and len(after) == 4
+    fork = drive(
+        services.run_fork, run.pk, checkpoint_id=kept.checkpoint_id, user=user, reason="again"
+    )
+    assert fork.status == RunStatus.COMPLETED, fork.traceback
