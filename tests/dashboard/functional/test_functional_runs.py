@@ -21,6 +21,8 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
+from tests.dashboard.observability.test_metrics import TOKEN as METRICS_TOKEN
+from tests.dashboard.observability.test_metrics import scrape, value
 
 Drive = Callable[..., WorkflowRun]
 ORDER = {"customer": "Ada", "quantity": 3, "unit_price": 45.0, "work_ms": 0}
@@ -177,3 +179,29 @@ def test_pruning_keeps_what_the_latest_checkpoint_reads(
         services.run_fork, run.pk, checkpoint_id=kept.checkpoint_id, user=user, reason="again"
     )
     assert fork.status == RunStatus.COMPLETED, fork.traceback
+
+
+def test_metrics_count_a_functional_run_its_checkpoints_and_its_approval(
+    drive: Drive, role_user: Callable[..., Any], settings: Any
+) -> None:
+    settings.SUPERSTEP_METRICS_TOKEN = METRICS_TOKEN
+    name = {"workflow": "order-pipeline"}
+    before = scrape()
+    user = role_user("olga", "Operator", "Approver")
+
+    run = approve(drive, start_order(drive, user), user)
+
+    after = scrape()
+    assert run.status == RunStatus.COMPLETED
+    assert value(after, "superstep_runs", status="completed", **name) == 1
+    written = Checkpoint.objects.filter(run=run).count()
+    grown = value(after, "superstep_checkpoint_size_bytes_count", **name) - value(
+        before, "superstep_checkpoint_size_bytes_count", **name
+    )
+    assert grown == written
+    decided = {"decision": "approved", **name}
+    assert (
+        value(after, "superstep_approval_wait_seconds_count", **decided)
+        - value(before, "superstep_approval_wait_seconds_count", **decided)
+        == 1
+    )
