@@ -8,12 +8,14 @@ attempt that wrote it: after a resume, the steps done before it show as replayed
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
 from dashboard import catalog, selectors
 from dashboard.models import WorkflowRun
 from dashboard.renderers.diff_values import tree
+from dashboard.web import timefmt
 
 __all__ = ["StepRow", "StepsView", "steps_view"]
 
@@ -76,7 +78,12 @@ def steps_view(run: WorkflowRun) -> StepsView | None:
 
 
 def duration_text(ms: float | None) -> str:
-    """``12 ms``, ``1.50 s``; empty while the step runs."""
+    """``12 ms``, ``1.50 s``, then as the rest of the pages say it (``2 min 05 s``); empty
+    while the step runs. Steps are often quicker than the pages' one-second resolution."""
     if ms is None:
         return ""
-    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.2f} s"
+    return timefmt.duration_text(dt.timedelta(milliseconds=ms))

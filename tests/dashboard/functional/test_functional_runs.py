@@ -21,6 +21,7 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
+from dashboard.web.run_page.steps import duration_text
 from tests.dashboard.observability.test_metrics import TOKEN as METRICS_TOKEN
 from tests.dashboard.observability.test_metrics import scrape, value
 
@@ -205,3 +206,25 @@ def test_metrics_count_a_functional_run_its_checkpoints_and_its_approval(
         - value(before, "superstep_approval_wait_seconds_count", **decided)
         == 1
     )
+
+
+@pytest.mark.parametrize(
+    ("ms", "text"),
+    [(None, ""), (0.4, "0 ms"), (820.0, "820 ms"), (1500.0, "1.50 s"), (125_000.0, "2 min 05 s")],
+)
+def test_a_step_duration_reads_in_milliseconds_seconds_then_minutes(
+    ms: float | None, text: str
+) -> None:
+    assert duration_text(ms) == text
+
+
+def test_the_run_page_of_a_functional_run_hides_the_superstep_timeline(
+    drive: Drive, role_user: Callable[..., Any], client: Any
+) -> None:
+    user = role_user("olga", "Operator")
+    run = start_order(drive, user, quantity=1)
+    client.force_login(user)
+
+    html = client.get(reverse("dashboard:run_detail", args=[run.pk])).content.decode()
+
+    assert '<section id="run-gantt" class="card" aria-labelledby="gantt-title" hidden>' in html
