@@ -5,11 +5,14 @@ its run page lists its steps in call order, replayed or computed, instead of a g
 
 from __future__ import annotations
 
+import io
+import json
 import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
 from dashboard import selectors, services
@@ -228,3 +231,25 @@ def test_the_run_page_of_a_functional_run_hides_the_superstep_timeline(
     html = client.get(reverse("dashboard:run_detail", args=[run.pk])).content.decode()
 
     assert '<section id="run-gantt" class="card" aria-labelledby="gantt-title" hidden>' in html
+
+
+def test_manage_workflows_lists_it_with_its_input_type() -> None:
+    out = io.StringIO()
+
+    call_command("workflows", "--json", stdout=out)
+
+    (listed,) = [
+        w for w in json.loads(out.getvalue())["workflows"] if w["name"] == "order-pipeline"
+    ]
+    assert listed["error"] is None and listed["input_type"] == "OrderRequest"
+    assert set(listed["input_schema"]["properties"]) >= {"customer", "quantity", "work_ms"}
+    assert listed["requests"] == []  # named where request_info is called, not in advance
+
+
+def test_the_start_form_asks_for_its_input_type(client: Any, role_user: Callable[..., Any]) -> None:
+    client.force_login(role_user("olga", "Operator"))
+
+    html = client.get("/runs/start/?workflow=order-pipeline").content.decode()
+
+    for field in ("customer", "sku", "quantity", "unit_price", "approval_limit", "work_ms"):
+        assert f'id="id_input-{field}"' in html
