@@ -163,6 +163,15 @@ def executor_ids(name: str) -> list[str]:
     return list(workflow.executors)
 
 
+def graph_document(name: str) -> dict[str, Any]:
+    """The workflow's shape as JSON: a graph's ``to_dict()``; for a functional workflow, which
+    has no graph, ``{"kind": "functional", "name", "steps"}`` (its step names)."""
+    workflow = describe(name)
+    if isinstance(workflow, FunctionalWorkflow):
+        return {"kind": "functional", "name": workflow.name, "steps": executor_ids(name)}
+    return workflow.to_dict()
+
+
 def current_version(name: str) -> str:
     """The version new runs of ``name`` start on: its current graph's signature hash."""
     return describe(name).graph_signature_hash

@@ -253,3 +253,20 @@ def test_the_start_form_asks_for_its_input_type(client: Any, role_user: Callable
 
     for field in ("customer", "sku", "quantity", "unit_price", "approval_limit", "work_ms"):
         assert f'id="id_input-{field}"' in html
+
+
+def test_the_api_describes_it_by_its_steps(client: Any, role_user: Callable[..., Any]) -> None:
+    client.force_login(role_user("olga", "Operator"))
+
+    (listed,) = [
+        w
+        for w in client.get("/api/workflows/").json()["workflows"]
+        if w["name"] == "order-pipeline"
+    ]
+
+    assert listed["graph"] == {
+        "kind": "functional",
+        "name": "order-pipeline",
+        "steps": ["pack_order", "price_order", "reserve_stock", "ship_order"],
+    }
+    assert "customer" in listed["input_schema"]["properties"]
