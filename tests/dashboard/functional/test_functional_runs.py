@@ -16,6 +16,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from dashboard import selectors, services
+from dashboard.core.errors import InvalidInput
 from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -270,3 +271,25 @@ def test_the_api_describes_it_by_its_steps(client: Any, role_user: Callable[...,
         "steps": ["pack_order", "price_order", "reserve_stock", "ship_order"],
     }
     assert "customer" in listed["input_schema"]["properties"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        ({"executor_states": {"price_order": {}}}, "a functional workflow has no executor states"),
+        ({"messages": []}, "a functional workflow has no messages"),
+    ],
+)
+def test_a_fork_refuses_edits_of_executors_or_messages_it_does_not_have(
+    drive: Drive, role_user: Callable[..., Any], edit: dict[str, Any], said: str
+) -> None:
+    user = role_user("olga", "Operator")
+    run = start_order(drive, user, quantity=1)
+    checkpoint = after_step(run, "price_order")
+
+    with pytest.raises(InvalidInput) as refused:
+        services.run_fork(
+            run.pk, checkpoint_id=checkpoint.checkpoint_id, user=user, reason="edit", **edit
+        )
+
+    assert said in refused.value.errors.values()
