@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from dashboard import selectors, services
-from dashboard.core.errors import InvalidInput
+from dashboard.core.errors import Conflict, InvalidInput
 from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -293,3 +293,25 @@ def test_a_fork_refuses_edits_of_executors_or_messages_it_does_not_have(
         )
 
     assert said in refused.value.errors.values()
+
+
+def test_a_run_whose_code_is_gone_is_parked_and_never_moved(
+    drive: Drive, role_user: Callable[..., Any]
+) -> None:
+    """Deployed code changed under a waiting run: its saved results cannot be replayed by other
+    code, so it needs migration (it is not moved, and nothing crashes)."""
+    user = role_user("olga", "Operator", "Approver")
+    run = start_order(drive, user)
+    gone = "e" * 64
+    checkpoint = run.latest_checkpoint
+    checkpoint.document = {**checkpoint.document, "graph_signature_hash": gone}
+    checkpoint.save(update_fields=["document"])
+    WorkflowRun.objects.filter(pk=run.pk).update(graph_version=gone)
+    run.refresh_from_db()
+
+    state = services.version_state(run)
+
+    assert not state.can_continue
+    assert "only the code that computed them may replay" in state.reason
+    with pytest.raises(Conflict, match="cannot move to another version"):
+        services.run_migrate(run.pk, checkpoint_id=checkpoint.checkpoint_id, user=user)
