@@ -36,7 +36,8 @@ Functional workflows (``workflows.functional``; MAF's ``@workflow`` / ``@step`` 
     streams as a graph's. ``step`` makes a ``StepWrapper``: a function whose result is saved
     and, on resume, replayed instead of recomputed. ``RunContext`` asks for human input, adds
     events and keeps state (anywhere in a run: ``get_run_context``); ``FunctionalWorkflowAgent``
-    is ``FunctionalWorkflow.as_agent()`` (loaded on first use). ``from workflows import
+    is ``FunctionalWorkflow.as_agent()`` (loaded on first use); ``read_steps`` lists a
+    checkpoint's step calls as ``StepRecord`` objects. ``from workflows import
     workflow`` gives the decorator; the graph module stays importable as
     ``from workflows.workflow import Workflow`` (but ``import workflows.workflow as m`` and
     ``mock.patch("workflows.workflow...")`` resolve the package attribute, the decorator).
@@ -146,8 +147,10 @@ from .functional import (
     FunctionalWorkflow,
     FunctionalWorkflowDefinition,
     RunContext,
+    StepRecord,
     StepWrapper,
     get_run_context,
+    read_steps,
     step,
     workflow,
 )
@@ -235,6 +238,7 @@ __all__ = [
     "RunContext",
     "SingleEdgeGroup",
     "StepMismatchError",
+    "StepRecord",
     "StepReplayError",
     "StepWrapper",
     "SubWorkflowRequestMessage",
@@ -278,6 +282,7 @@ __all__ = [
     "migrate_checkpoint",
     "observing",
     "prune",
+    "read_steps",
     "register_checkpoint_type",
     "register_type",
     "resolve_agent_id",

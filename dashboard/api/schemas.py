@@ -166,7 +166,10 @@ class WorkflowOut(Schema):
     name: str
     description: str | None
     input_schema: JsonObject
-    graph: JsonObject
+    graph: JsonObject = Field(
+        description="the graph's executors and edges; for a functional workflow "
+        '{"kind": "functional", "name", "steps"}, the names of its steps'
+    )
 
 
 class WorkflowsOut(Schema):

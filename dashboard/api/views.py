@@ -94,7 +94,7 @@ def _workflow_out(name: str) -> WorkflowOut:
         name=name,
         description=workflow.description,
         input_schema=catalog.input_schema(name),
-        graph=workflow.to_dict(),
+        graph=catalog.graph_document(name),
     )
 
 

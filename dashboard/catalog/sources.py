@@ -73,6 +73,7 @@ DEMO_WORKFLOWS: dict[str, str] = {
     "support-refund": "dashboard.demo.agents.build_support_refund",
     "handoff-triage": "dashboard.demo.agents.build_handoff_triage",
     "product-brief": "dashboard.demo.agents.build_product_brief",
+    "order-pipeline": "dashboard.demo.functional.build_order_pipeline",
 }
 
 

@@ -24,7 +24,7 @@ from django.core.signals import setting_changed
 from pydantic import PydanticSchemaGenerationError, TypeAdapter, ValidationError
 
 from dashboard.catalog.sources import DEMO_WORKFLOWS, Builder, Registration, discover
-from workflows import CheckpointStorage, Workflow, WorkflowExecutor
+from workflows import CheckpointStorage, FunctionalWorkflow, Workflow, WorkflowExecutor
 from workflows.storage import chat_type_name, decode, encode, resolve_type_name
 
 __all__ = [
@@ -143,6 +143,33 @@ def build(
 def describe(name: str) -> Workflow:
     """A shared instance for reading the graph and types; never run it."""
     return build(name)
+
+
+def is_functional(name: str) -> bool:
+    """Whether ``name`` is a functional workflow (``@workflow`` / ``@step``): a list of step
+    calls, with no graph to draw. False for a name not registered here."""
+    try:
+        return isinstance(describe(name), FunctionalWorkflow)
+    except UnknownWorkflowError:
+        return False
+
+
+def executor_ids(name: str) -> list[str]:
+    """What the workflow's events name as executors: a graph's executor ids; a functional
+    workflow's step names (each step call runs between executor events of its name)."""
+    workflow = describe(name)
+    if isinstance(workflow, FunctionalWorkflow):
+        return [str(entry[0]) for entry in workflow.graph_signature.get("steps", [])]
+    return list(workflow.executors)
+
+
+def graph_document(name: str) -> dict[str, Any]:
+    """The workflow's shape as JSON: a graph's ``to_dict()``; for a functional workflow, which
+    has no graph, ``{"kind": "functional", "name", "steps"}`` (its step names)."""
+    workflow = describe(name)
+    if isinstance(workflow, FunctionalWorkflow):
+        return {"kind": "functional", "name": workflow.name, "steps": executor_ids(name)}
+    return workflow.to_dict()
 
 
 def current_version(name: str) -> str:
@@ -378,8 +405,11 @@ def request_types(name: str) -> list[RequestType]:
     return _request_types(describe(name), prefix="")
 
 
-def _request_types(workflow: Workflow, *, prefix: str) -> list[RequestType]:
+def _request_types(workflow: Workflow | FunctionalWorkflow, *, prefix: str) -> list[RequestType]:
     found: list[RequestType] = []
+    if isinstance(workflow, FunctionalWorkflow):
+        # Its requests name their answer's type where ``ctx.request_info`` is called.
+        return found
     for executor_id, executor in workflow.executors.items():
         path = f"{prefix}{executor_id}"
         if isinstance(executor, WorkflowExecutor):

@@ -49,6 +49,12 @@ def seed() -> None:
             "expense-claim",
             {"employee": "Dana", "amount": 420.0, "category": "travel", "work_ms": 0},
         ),
+        # A functional workflow (@workflow / @step): its order waits for approval in the inbox;
+        # approved, its run page shows the price step replayed and the others computed.
+        (
+            "order-pipeline",
+            {"customer": "Ada", "quantity": 3, "unit_price": 45.0, "work_ms": 0},
+        ),
         # Agents on the built-in local model: a report, and a refund tool call in the inbox.
         ("research-report", "Write a short report on durable workflows for operators"),
         ("support-refund", "Please refund order A-17, it arrived broken"),

@@ -219,9 +219,11 @@ async def _drive(lease: services.Lease) -> None:
                 if event.type == "superstep_completed":
                     continue  # the storage records it in the checkpoint's own transaction
                 join.add(event)
+        # The stream's own final state: graph and functional workflows both report it there.
+        final_state = (await stream.get_final_response()).get_final_state()
         outcome = (
             RunStatus.WAITING
-            if workflow.status == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS
+            if final_state == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS
             else RunStatus.COMPLETED
         )
         output = None if join.last_output is None else encode(join.output(), where="run output")

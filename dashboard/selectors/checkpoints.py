@@ -15,7 +15,7 @@ from dashboard.models import (
     CheckpointBlob,
     WorkflowRun,
 )
-from workflows import CheckpointDecodeError
+from workflows import CheckpointDecodeError, StepRecord, read_steps
 from workflows.storage import join_document
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "checkpoint_document",
     "checkpoint_get",
     "checkpoint_get_any",
+    "checkpoint_steps",
     "checkpoint_superstep",
     "run_checkpoint_rows",
     "run_checkpoints",
@@ -119,3 +120,11 @@ def checkpoint_document(checkpoint: Checkpoint) -> dict[str, Any]:
     except CheckpointDecodeError:
         doc = {k: v for k, v in record.items() if k not in ("blob_refs", "pending_request_ids")}
         return {"state": {}, "executor_states": {}, **doc}
+
+
+def checkpoint_steps(checkpoint: Checkpoint) -> list[StepRecord]:
+    """A functional run's step calls at this checkpoint, in call order, each with its saved
+    result in the codec's JSON (nothing decoded: it reads when the step's types are gone).
+    Empty for a graph run's checkpoint."""
+    state = checkpoint_document(checkpoint).get("state")
+    return read_steps(state if isinstance(state, dict) else {})

@@ -477,6 +477,13 @@ def _edited_checkpoint(
     current = version == catalog.current_version(name)
     workflow = catalog.describe(name) if current else catalog.build(name, version=version)
     errors: dict[str, str] = {}
+    if catalog.is_functional(name):
+        # Its steps' results live in its state: there are no executors nor messages to edit.
+        for field, value in (("executor_states", executor_states), ("messages", messages)):
+            if value is not None:
+                errors[field] = f"a functional workflow has no {field.replace('_', ' ')}"
+        if errors:
+            raise InvalidInput("the edited checkpoint is not valid", errors=errors)
     if state is not None:
         if not isinstance(state, dict):
             errors["state"] = "shared state must be a JSON object"

@@ -370,6 +370,18 @@ def _decoded(run: WorkflowRun, checkpoint: Checkpoint) -> WorkflowCheckpoint:
 
 
 def _check(run: WorkflowRun, checkpoint: WorkflowCheckpoint) -> CheckpointMigration:
+    if catalog.is_functional(run.workflow_name):
+        # Its saved step results belong to the code that computed them (the engine refuses
+        # them elsewhere with StepMismatchError): a functional run moves onto no other code.
+        current = catalog.current_version(run.workflow_name)
+        if checkpoint.graph_signature_hash == current:
+            return CheckpointMigration(current, current, "", ())
+        return CheckpointMigration(
+            checkpoint.graph_signature_hash,
+            current,
+            "the workflow function, its steps or their helpers changed",
+            ("the results its steps saved, which only the code that computed them may replay",),
+        )
     return check_checkpoint_migration(checkpoint, catalog.describe(run.workflow_name))
 
 
@@ -384,6 +396,11 @@ def _move(
         raise Conflict(
             f"checkpoint {checkpoint.checkpoint_id} cannot be read by the deployed version: {exc}"
         ) from None
+    if catalog.is_functional(run.workflow_name):
+        raise Conflict(
+            f"run {run.pk} is a functional workflow's: the results its steps saved are replayed "
+            "only by the code that computed them, so it cannot move to another version"
+        )
     lineage = uuid.uuid4().hex if new_lineage else None
     try:
         moved = migrate_checkpoint(

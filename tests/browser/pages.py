@@ -33,6 +33,21 @@ def start_run(page: Any, workflow: str, **fields: object) -> str:
     return str(page.url).rstrip("/").rsplit("/", 1)[-1]
 
 
+def open_in_inbox(page: Any, run_id: str, query: str = "") -> None:
+    """Go to the inbox (``query``: its filters, e.g. ``?workflow=...``) and open the request of
+    run ``run_id`` in the panel. Picking it swaps the panel with htmx: this returns once the
+    swap has happened (the panel may already show this request, and typing before the swap
+    would be lost)."""
+    page.goto(f"/approvals/{query}")
+    page.evaluate("window.__oldPanel = document.getElementById('approval-panel')")
+    page.click(f'.request-item:has-text("{run_id[:8]}")')
+    page.wait_for_function(
+        "() => document.getElementById('approval-panel') !== window.__oldPanel"
+        " && !document.querySelector('#approval-panel.htmx-settling, #approval-panel .htmx-added')"
+    )
+    page.wait_for_selector(f'#approval-panel a[href="/runs/{run_id}/"]')
+
+
 APPROVE = "#approval-panel button[value=approve], #decision-bar button[value=approve]"
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.browser.deadlines import ms
-from tests.browser.pages import approve_in_inbox
+from tests.browser.pages import approve_in_inbox, open_in_inbox
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -74,16 +74,7 @@ def test_operator_journey(
 
     # Approve it from the inbox, in a second tab, with a discount; the run page completes live.
     inbox = context.new_page()
-    inbox.goto("/approvals/")
-    # Picking the request swaps the panel with htmx; wait until the swap has happened (the
-    # panel may already show this request, and typing before the swap would be lost).
-    inbox.evaluate("window.__oldPanel = document.getElementById('approval-panel')")
-    inbox.click(f'.request-item:has-text("{run_id[:8]}")')
-    inbox.wait_for_function(
-        "() => document.getElementById('approval-panel') !== window.__oldPanel"
-        " && !document.querySelector('#approval-panel.htmx-settling, #approval-panel .htmx-added')"
-    )
-    inbox.wait_for_selector(f'#approval-panel a[href="/runs/{run_id}/"]')
+    open_in_inbox(inbox, run_id)
     assert "ORD-JOURNEY" in inbox.inner_text("#approval-panel")
     inbox.fill("#id_response-discount_percent", "20")
     inbox.fill("#id_response-note", "Sorry about the kettle")

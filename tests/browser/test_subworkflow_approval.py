@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.browser.deadlines import ms
-from tests.browser.pages import approve_in_inbox
+from tests.browser.pages import approve_in_inbox, open_in_inbox
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -69,14 +69,7 @@ def test_inner_approval_from_the_inbox_completes_the_outer_run(
     inbox = context.new_page()
     # Filtered to its workflow: the session's other tests leave many requests pending, and the
     # list shows the oldest first, a page at a time.
-    inbox.goto("/approvals/?workflow=expense-claim")
-    inbox.evaluate("window.__oldPanel = document.getElementById('approval-panel')")
-    inbox.click(f'.request-item:has-text("{run_id[:8]}")')
-    inbox.wait_for_function(
-        "() => document.getElementById('approval-panel') !== window.__oldPanel"
-        " && !document.querySelector('#approval-panel.htmx-settling, #approval-panel .htmx-added')"
-    )
-    inbox.wait_for_selector(f'#approval-panel a[href="/runs/{run_id}/"]')
+    open_in_inbox(inbox, run_id, "?workflow=expense-claim")
     panel = inbox.inner_text("#approval-panel")
     assert "Approve Robin's travel claim of 640.00?" in panel
     assert "manager-review" in panel

@@ -225,6 +225,20 @@ class Stack:
         )
         return self.run(run_id)
 
+    def lease_holder(self, run_id: str) -> str:
+        """The name of the worker process that holds the run's lease."""
+        owner = self.run(run_id)["lease_owner"]
+        return next(name for name, p in self.processes.items() if f":{p.pid}:" in owner)
+
+    def running_attempts(self, run_id: str) -> list[dict[str, Any]]:
+        """The data of the run's ``running`` status events: each attempt and its worker."""
+        rows = self.query(
+            "SELECT data FROM dashboard_runevent WHERE run_id = %s AND type = 'run_status'"
+            " AND data->>'status' = 'running' ORDER BY seq",
+            run_id,
+        )
+        return [row["data"] for row in rows]
+
     def checkpoints(self, run_id: str) -> list[dict[str, Any]]:
         return self.query(
             "SELECT checkpoint_id, previous_checkpoint_id, superstep, engine_run_id,"

@@ -132,20 +132,23 @@ def stored_input(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
         return {"repr": _REPR.repr(given)}
 
 
-def read_steps(checkpoint: WorkflowCheckpoint) -> list[StepRecord]:
+def read_steps(checkpoint: WorkflowCheckpoint | Mapping[str, Any]) -> list[StepRecord]:
     """The step calls recorded in a functional run's checkpoint, in call order, each with its
     saved result.
 
     Args:
-        checkpoint: a checkpoint a ``FunctionalWorkflow`` wrote.
+        checkpoint: a checkpoint a ``FunctionalWorkflow`` wrote, or its ``state``: decoded, or
+            as the codec's JSON (then each result stays in that form too, for a reader that
+            shows values without their classes).
 
     Returns:
         The records of the attempt that wrote it (empty for a checkpoint of a graph workflow).
     """
-    cache = read_records(checkpoint.state, "cache")
+    state = checkpoint.state if isinstance(checkpoint, WorkflowCheckpoint) else checkpoint
+    cache = read_records(state, "cache")
     results = {r["key"]: r for r in cache if isinstance(r, dict) and "key" in r}
     out = []
-    for raw in read_records(checkpoint.state, "steps"):
+    for raw in read_records(state, "steps"):
         saved = results.get(raw.get("key"))
         out.append(
             StepRecord(

@@ -28,6 +28,7 @@ from .attempt import Attempt, Held, Origin, begin
 from .context import RunContext
 from .discovery import signature_of
 from .execution import call_workflow, input_parameters
+from .steps import register_annotations
 from .tasks import RunPaused
 
 if TYPE_CHECKING:
@@ -71,6 +72,9 @@ class FunctionalWorkflow:
         self.description = description
         self.checkpoint_storage = checkpoint_storage
         self._inputs = input_parameters(func)
+        # Its input and output types are restorable, as a graph's handler types are once built:
+        # a process that starts runs (a start form's value) need not have run one first.
+        register_annotations(func)
         signature = signature_of(self.name, func)
         self.graph_signature_hash = signature.hash
         self.graph_signature: dict[str, Any] = signature.document

@@ -26,7 +26,7 @@ from .identity import argument_digest, code_digest, defaults_digest, digest, fun
 from .journal import StepRecord
 from .tasks import ACTIVE, INSIDE_STEP
 
-__all__ = ["StepWrapper", "context_parameter", "step"]
+__all__ = ["StepWrapper", "context_parameter", "register_annotations", "step"]
 
 
 def context_parameter(func: Callable[..., Any]) -> str | None:
@@ -92,7 +92,7 @@ class StepWrapper[R]:
             parameters=[p for p in signature.parameters.values() if p.name != self._ctx_param]
         )
         functools.update_wrapper(self, func)
-        _register_annotations(func)
+        register_annotations(func)
 
     # -------------------------------------------------------------------- what discovery reads
 
@@ -328,9 +328,9 @@ def _copy_or_same(value: Any) -> Any:
         return value
 
 
-def _register_annotations(func: Callable[..., Any]) -> None:
-    """Classes a step names in its annotations are restorable from checkpoints (as the graph
-    builder does for handlers)."""
+def register_annotations(func: Callable[..., Any]) -> None:
+    """Classes a step (or a workflow function) names in its annotations are restorable from
+    checkpoints (as the graph builder does for handlers)."""
     try:
         hints = typing.get_type_hints(func)
     except Exception:  # noqa: BLE001 - a local class: registered when a result holds it

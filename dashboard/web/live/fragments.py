@@ -36,6 +36,7 @@ from dashboard.web.run_page import detail, graph_state
 from dashboard.web.run_page.detail import TEMPLATE, summary_context, timeline_context
 from dashboard.web.run_page.events import event_views
 from dashboard.web.run_page.gantt import gantt_context
+from dashboard.web.run_page.steps import steps_view
 from dashboard.web.run_page.usage import usage_context
 
 __all__ = [
@@ -98,6 +99,11 @@ def run_update(run_id: uuid.UUID, events: Sequence[RunEvent], user: Actor = None
     if graph is not None:  # the page draws no graph for an unregistered workflow either
         parts.append(
             render_to_string(f"{TEMPLATE}#graph", {"run": run, "graph": graph, "oob": True})
+        )
+    steps = steps_view(run)
+    if steps is not None:  # a functional run: its step list stands for the graph
+        parts.append(
+            render_to_string("components/functional_steps.html", {"steps": steps, "oob": True})
         )
     if any(event.type in REDRAW_TYPES for event in events):
         context = {

@@ -28,6 +28,7 @@ from dashboard.selectors import alerts as alert_selectors
 from dashboard.web import durations
 from dashboard.web.run_page import graph_state, subworkflows
 from dashboard.web.run_page.events import event_views
+from dashboard.web.run_page.steps import steps_view
 from dashboard.web.run_page.timeline import build_timeline
 from dashboard.web.run_page.usage import usage_context
 
@@ -227,6 +228,7 @@ def page_context(
         **timeline_context(run, full=full_timeline),
         **events_context(run),
         "graph": graph,
+        "steps": steps_view(run),
         "input": run.input,
         "alert_incidents": alert_selectors.run_incidents(run.pk),
         "live_replies": broadcast.replies_so_far(run.pk) if not run.is_terminal else [],

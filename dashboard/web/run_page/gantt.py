@@ -17,6 +17,7 @@ from typing import Any
 from django.urls import reverse
 from django.utils import timezone
 
+from dashboard import catalog
 from dashboard.models import RunEvent, WorkflowRun
 from dashboard.renderers.gantt import Gantt, Step, mark_superseded, place
 from dashboard.web.timefmt import duration_text as _duration
@@ -121,4 +122,8 @@ def build(run: WorkflowRun, *, now: dt.datetime | None = None) -> Gantt | None:
 
 
 def gantt_context(run: WorkflowRun) -> dict[str, Any]:
-    return {"gantt": build(run)}
+    # A functional run has no supersteps: its step list (run_page.steps) shows its timing. The
+    # card stays in the page, hidden, for the live updates that redraw it.
+    if catalog.is_functional(run.workflow_name):
+        return {"gantt": None, "gantt_hidden": True}
+    return {"gantt": build(run), "gantt_hidden": False}

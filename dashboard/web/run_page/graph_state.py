@@ -89,11 +89,13 @@ def _layout(
 
 def workflow_layout(workflow_name: str) -> tuple[GraphLayout, tuple[tuple[str, str], ...]] | None:
     """The deployed workflow's layout and edges (cached per graph version), or None when the
-    workflow is no longer registered."""
+    workflow is no longer registered or is a functional one."""
     try:
         workflow = catalog.describe(workflow_name)
     except catalog.UnknownWorkflowError:
         return None
+    if catalog.is_functional(workflow_name):
+        return None  # a list of step calls, not a graph (see run_page.steps)
     return _layout(workflow_name, workflow.graph_signature_hash)
 
 

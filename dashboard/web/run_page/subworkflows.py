@@ -51,7 +51,10 @@ def _inner_layout(
 
 
 def subworkflow_ids(workflow_name: str) -> list[str]:
-    """The outer graph's sub-workflow nodes, in the graph's order ([] when not registered)."""
+    """The outer graph's sub-workflow nodes, in the graph's order ([] when not registered, or
+    for a functional workflow, which has no graph)."""
+    if catalog.is_functional(workflow_name):
+        return []
     try:
         description = catalog.describe(workflow_name).to_dict()
     except catalog.UnknownWorkflowError:

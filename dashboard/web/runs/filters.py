@@ -35,11 +35,12 @@ def filters_from_query(query: QueryDict, user: Actor) -> tuple[RunFilterForm, se
 
 
 def executor_names(workflows: list[str]) -> list[str]:
-    """The executors of these workflows' current graphs, for the "held up by" filter."""
+    """The executors of these workflows' current graphs (a functional one's steps), for the
+    "held up by" filter."""
     names: set[str] = set()
     for name in workflows:
         try:
-            names.update(catalog.describe(name).executors)
+            names.update(catalog.executor_ids(name))
         except catalog.UnknownWorkflowError:
             continue
     return sorted(names)

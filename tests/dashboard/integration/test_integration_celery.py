@@ -94,7 +94,7 @@ def test_a_worker_killed_mid_run_is_recovered_by_another_with_the_same_output(
     run_id = stack.start_run(operator_token, "squares", squares)
     wait_for(lambda: stack.run(run_id)["current_superstep"] >= 3, "superstep 3", stack.log)
     owner = stack.run(run_id)["lease_owner"]
-    victim = next(name for name, p in stack.processes.items() if f":{p.pid}:" in owner)
+    victim = stack.lease_holder(run_id)
     reference_id = stack.start_run(operator_token, "squares", squares)  # the survivor runs it
 
     stack.kill(victim)  # SIGKILL: no goodbye, the lease just stops being renewed
@@ -112,13 +112,9 @@ def test_a_worker_killed_mid_run_is_recovered_by_another_with_the_same_output(
     assert run["status"] == "completed", run["traceback"]
     assert run["output"] == reference["output"]
     assert 3 <= killed_at < 10
-    attempts = stack.query(
-        "SELECT data FROM dashboard_runevent WHERE run_id = %s AND type = 'run_status'"
-        " AND data->>'status' = 'running' ORDER BY seq",
-        run_id,
-    )
-    assert [a["data"]["attempt"] for a in attempts] == [1, 2]
-    assert attempts[0]["data"]["worker"] == owner != attempts[1]["data"]["worker"]
+    attempts = stack.running_attempts(run_id)
+    assert [a["attempt"] for a in attempts] == [1, 2]
+    assert attempts[0]["worker"] == owner != attempts[1]["worker"]
     chain = stack.checkpoints(run_id)
     lineage_is_unbroken(chain)
     assert [c["superstep"] for c in chain] == [
