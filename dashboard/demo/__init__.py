@@ -11,6 +11,7 @@ Settings install it, and the workflow catalog adds its workflows (by dotted path
 * ``agents``: the agent workflows (a research report, a support refund, a handoff triage, a
   Magentic team with plan review) on an offline model;
 * ``planner``: the Magentic team's checklist manager, which needs no model;
+* ``functional``: the functional (``@workflow`` / ``@step``) order pipeline;
 * ``data``: ``seed()``, demo runs in every state, through the real services and worker;
 * ``management/commands/demo.py``: migrate, demo users, seed, then serve with Daphne.
 """

@@ -205,13 +205,16 @@ def test_settings_registry_names_every_demo_workflow(subprocess_env: EnvBuilder)
         "support-refund",
         "handoff-triage",
         "product-brief",
+        "order-pipeline",
         "fan-out-fan-in",
         "fail-at-step",
         "return-replace",
         "expense-claim",
     }
     assert all(
-        path.startswith(("dashboard.demo.workflows:", "dashboard.demo.agents:"))
+        path.startswith(
+            ("dashboard.demo.workflows:", "dashboard.demo.agents:", "dashboard.demo.functional:")
+        )
         for path in registry.values()
     )
 
