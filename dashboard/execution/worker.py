@@ -68,7 +68,33 @@ def execute(run_id: str) -> None:
     # this thread, whose connections Celery (and the embedded pool) check and close around
     # each task. Under asyncio.run they went to asgiref's shared executor thread, whose
     # connection nobody checks: once the database dropped it, every later run failed.
-    async_to_sync(_drive)(lease)
+    try:
+        async_to_sync(_drive)(lease)
+    except (_DatabaseLost, *_CONNECTION_LOST):
+        _hand_back(lease)
+
+
+def _hand_back(lease: services.Lease) -> None:
+    """Give the run back to the queue once the database answers again, so that an outage is
+    not counted as this worker's death. Tried until the lease would have lapsed anyway; past
+    that, the sweeper takes the run back as it would a crashed worker's."""
+    from django.conf import settings
+    from django.db import close_old_connections
+
+    deadline = time.monotonic() + settings.SUPERSTEP_LEASE_SECONDS
+    pause = 0.1
+    while True:
+        close_old_connections()  # the connection the outage broke is not used again
+        try:
+            if services.lease_release(lease, "database lost"):
+                logger.info("run %s: handed back to the queue", lease.run_id)
+            return
+        except _CONNECTION_LOST:
+            if time.monotonic() + pause > deadline:
+                logger.warning("run %s: the database is still away; the sweeper will", lease.run_id)
+                return
+            time.sleep(pause)
+            pause = min(pause * 2, 2.0)
 
 
 class _RunStorage(DjangoCheckpointStorage):
@@ -156,16 +182,20 @@ def _event_dict(event: WorkflowEvent) -> dict[str, Any]:
 async def _keep_lease(lease: services.Lease, driver: asyncio.Task[Any], every: float) -> None:
     """Renew the lease while handlers run; a lost lease (takeover, cancel) stops the driver."""
     renew = sync_to_async(services.lease_renew)
+    pause = every
     while True:
-        await asyncio.sleep(every)
+        await asyncio.sleep(pause)
         try:
             await renew(lease)
+            pause = every
         except services.LeaseLost:
             driver.cancel()
             return
         except _CONNECTION_LOST:
-            # Try again next time; a lease that lapses meanwhile is fenced at the next commit.
+            # Again soon rather than a whole period later: the database is often back within a
+            # second, and a lease that lapses meanwhile is the sweeper's to take.
             logger.warning("run %s: could not renew the lease (database unreachable)", lease.run_id)
+            pause = min(every, 0.25)
 
 
 def _run_error(exc: BaseException) -> services.RunError:
@@ -238,6 +268,7 @@ async def _drive(lease: services.Lease) -> None:
             lease.run_id,
             exc,
         )
+        raise
     except Exception as exc:  # noqa: BLE001 - whatever the workflow raised fails the run, recorded
         try:
             events = drain(pending, _event_dict)

@@ -45,6 +45,7 @@ __all__ = [
     "checkpoint_commit",
     "execution_plan",
     "lease_acquire",
+    "lease_release",
     "lease_renew",
     "run_finish",
     "runs_sweep",
@@ -118,6 +119,24 @@ def lease_renew(lease: Lease) -> None:
         WorkflowRun.objects.filter(pk=run.pk).update(
             lease_expires_at=run.lease_expires_at, updated_at=now()
         )
+
+
+def lease_release(lease: Lease, reason: str) -> bool:
+    """Hand the run back to the queue when this worker cannot go on for a reason that is not
+    the run's nor the worker's (the database went away under it). Unlike a lease that lapses,
+    this does not count as a lost worker: a run must not fail "worker lost" because PostgreSQL
+    restarted three times while it ran. False when the lease was no longer ours."""
+    with transaction.atomic():
+        try:
+            run = fenced(lease)
+        except LeaseLost:
+            return False
+        run.lease_owner, run.lease_expires_at = "", None
+        set_status(run, RunStatus.QUEUED)
+        record_events(run, [run_events.run_requeued(reason)])
+        run.save()
+        enqueue(run)
+        return True
 
 
 @dataclasses.dataclass

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync
-from django.db import IntegrityError, connections, transaction
+from django.db import IntegrityError, OperationalError, connections, transaction
 from django.test import override_settings
 from django.utils import timezone
 
@@ -352,6 +352,52 @@ def test_lease_renew_extends_the_lease(held: Held) -> None:
 
     run.refresh_from_db()
     assert run.lease_expires_at > timezone.now() + dt.timedelta(seconds=20)
+
+
+def test_a_released_lease_hands_the_run_back_without_counting_a_lost_worker(held: Held) -> None:
+    run = services.run_start(workflow_name="squares", input={"limit": 2, **FAST})
+    held.tasks.clear()
+    lease = services.lease_acquire(run.pk, "worker-a")
+    assert lease is not None
+
+    assert services.lease_release(lease, "database lost") is True
+    assert services.lease_release(lease, "database lost") is False  # no longer ours
+
+    run.refresh_from_db()
+    assert run.status == RunStatus.QUEUED and run.lease_owner == "" and run.lost_workers == 0
+    assert events(run)[-1].type == "run_requeued"
+    assert events(run)[-1].data["reason"] == "database lost"
+    assert held.run_ids() == [str(run.pk)]
+    held.release()
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED and run.lost_workers == 0
+    assert_gapless_events(run)
+
+
+def test_a_commit_that_loses_the_database_requeues_the_run_rather_than_lose_a_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = services.checkpoint_commit
+    calls = {"n": 0}
+
+    def cut(lease: Any, checkpoint: Any, piece: Any, evs: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] in (2, 3, 4):  # three outages in a row, each before a superstep commits
+            raise OperationalError("server closed the connection unexpectedly")
+        real(lease, checkpoint, piece, evs)
+
+    monkeypatch.setattr(services, "checkpoint_commit", cut)
+    with override_settings(SUPERSTEP_MAX_ATTEMPTS=3):
+        run = started("squares", {"limit": 3, **FAST})
+
+    assert run.status == RunStatus.COMPLETED, (run.status, run.error_message)
+    assert run.lost_workers == 0
+    assert decode(run.output) == {1: 1, 2: 4, 3: 9}
+    assert [c.superstep for c in lineage(run)] == [0, 1, 2, 3, 4]
+    assert [e.data["reason"] for e in events(run) if e.type == "run_requeued"] == [
+        "database lost"
+    ] * 3
+    assert_gapless_events(run)
 
 
 def test_a_worker_whose_lease_was_taken_over_cannot_write(held: Held) -> None:
