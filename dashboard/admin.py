@@ -18,7 +18,7 @@ from django.db.models import Model
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from dashboard import services
+from dashboard import outbound, services
 from dashboard.models import (
     ApprovalRequest,
     ApprovalRule,
@@ -32,10 +32,12 @@ from dashboard.models import (
     WorkflowRun,
 )
 
-if TYPE_CHECKING:  # ModelAdmin is generic only in django-stubs, not at runtime
+if TYPE_CHECKING:  # ModelAdmin and ModelForm are generic only in django-stubs, not at runtime
     _ModelAdmin = admin.ModelAdmin[Any]
+    _ModelForm = forms.ModelForm[Any]
 else:
     _ModelAdmin = admin.ModelAdmin
+    _ModelForm = forms.ModelForm
 
 
 # The navigation sidebar takes 300 of a 1280 px screen on every page, beside the changelists'
@@ -336,8 +338,22 @@ class ModelPriceAdmin(FitsAdmin):
             services.price_delete(price.model, user=request.user)
 
 
+class ApprovalRuleForm(_ModelForm):
+    class Meta:
+        model = ApprovalRule
+        fields = "__all__"  # the admin shows every field of the rule
+
+    def clean_webhook_url(self) -> str:
+        url = str(self.cleaned_data.get("webhook_url") or "")
+        refused = outbound.refusal(url) if url else None
+        if refused:
+            raise forms.ValidationError(refused)
+        return url
+
+
 @admin.register(ApprovalRule)
 class ApprovalRuleAdmin(FitsAdmin):
+    form = ApprovalRuleForm
     list_display = (
         "workflow_name",
         "forbid_self_approval",

@@ -19,7 +19,8 @@ Environment variables: ``DATABASE_URL``, ``REDIS_URL``, ``SECRET_KEY``, ``DEBUG`
 ``SUPERSTEP_WORKFLOWS`` (comma-separated modules of workflows), ``SUPERSTEP_TRACE_FILE`` and
 ``SUPERSTEP_TRACE_URL`` (traces of runs), ``SUPERSTEP_METRICS_TOKEN``,
 ``SUPERSTEP_METRICS_REAP_DEAD_PROCESSES`` and ``PROMETHEUS_MULTIPROC_DIR`` (Prometheus metrics),
-``SUPERSTEP_BASE_URL`` (absolute links in alerts), and single sign-on's ``SUPERSTEP_OIDC_*``
+``SUPERSTEP_BASE_URL`` (absolute links in alerts), ``SUPERSTEP_OUTBOUND_ALLOW`` (internal
+targets the server may call), and single sign-on's ``SUPERSTEP_OIDC_*``
 (client id and secret, issuer, endpoints, roles, groups claim, default role, provider name).
 
 Variables are read with ``environs`` and ``DATABASE_URL`` is parsed by ``dj-database-url``. Ours
@@ -508,6 +509,11 @@ if SUPERSTEP_BASE_URL and not SUPERSTEP_BASE_URL.startswith(("https://", "http:/
     raise ImproperlyConfigured(
         f"SUPERSTEP_BASE_URL={SUPERSTEP_BASE_URL!r} must start with https:// or http://"
     )
+
+# Internal hosts, addresses or networks (``10.20.0.0/16``) the server may call on purpose: alert
+# and approval webhooks, Slack and single sign-on refuse every other non-public address
+# (dashboard/outbound.py says why).
+SUPERSTEP_OUTBOUND_ALLOW: list[str] = env_list("SUPERSTEP_OUTBOUND_ALLOW", [])
 
 # ------------------------------------------------------------------------------ tracing
 

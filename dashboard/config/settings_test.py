@@ -84,6 +84,9 @@ INSTALLED_APPS = list(dict.fromkeys([*INSTALLED_APPS, "dashboard.demo"]))  # onc
 SUPERSTEP_WORKFLOW_MODULES = []
 SUPERSTEP_WORKFLOWS = {}
 SUPERSTEP_BACKGROUND_SERVICES = False
+# The tests' webhook receivers and fake providers listen on this machine: admitted on purpose,
+# as an operator would admit an internal host. The outbound tests take this away.
+SUPERSTEP_OUTBOUND_ALLOW = ["127.0.0.0/8", "::1", "localhost"]
 CELERY_BROKER_URL = "memory://"
 CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 SECURE_SSL_REDIRECT = False

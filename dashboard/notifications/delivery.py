@@ -28,8 +28,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import urllib.error
-import urllib.request
 import uuid
 from dataclasses import dataclass
 
@@ -39,6 +37,7 @@ from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 from standardwebhooks import Webhook
 
+from dashboard import outbound
 from dashboard.models import ApprovalRule, Notification
 from dashboard.services.alert_notifications import alert_notification_sent
 
@@ -152,14 +151,17 @@ def _send(note: Notification) -> None:
                 _secret(note), message_id=note.message_id, body=body, timestamp=timezone.now()
             )
         )
-    request = urllib.request.Request(
-        note.target, data=body.encode("utf-8"), method="POST", headers=headers
+    # Through the guarded client: the target is checked again now, as it resolves today.
+    answer = outbound.send(
+        "POST",
+        note.target,
+        body=body.encode("utf-8"),
+        headers=headers,
+        timeout=WEBHOOK_TIMEOUT_SECONDS,
+        max_bytes=64 * 1024,  # a receiver's answer is only read for its status
     )
-    with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT_SECONDS) as answer:
-        if not 200 <= answer.status < 300:
-            raise urllib.error.HTTPError(
-                note.target, answer.status, "not 2xx", answer.headers, None
-            )
+    if not 200 <= answer.status < 300:
+        raise outbound.OutboundError(f"{answer.url} answered {answer.status}, not 2xx")
 
 
 def _email(note: Notification) -> tuple[str, str]:

@@ -15,7 +15,7 @@ from django.core.validators import URLValidator, validate_email
 from django.db import IntegrityError, transaction
 from standardwebhooks import Webhook
 
-from dashboard import catalog
+from dashboard import catalog, outbound
 from dashboard.access import audit, authz
 from dashboard.core.errors import InvalidInput, NotFound
 from dashboard.core.types import Actor, is_user
@@ -155,6 +155,10 @@ def _checked_url(text: str, field: str, errors: dict[str, str]) -> str:
         _http_url(url)
     except ValidationError:
         errors[field] = "An http:// or https:// URL of at most 500 characters."
+        return url
+    refused = outbound.refusal(url)
+    if refused:
+        errors[field] = refused
     return url
 
 

@@ -122,7 +122,7 @@ def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
 # Lowest first. A name is a package (or a top-level module) directly under dashboard/;
 # "dashboard" is the package's own __init__.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"core", "catalog", "instruments", "models", "renderers"}),
+    frozenset({"core", "catalog", "instruments", "models", "outbound", "renderers"}),
     frozenset({"access", "checkpoints", "broadcast"}),
     frozenset({"services", "selectors"}),
     frozenset({"execution", "observability"}),

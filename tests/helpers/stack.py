@@ -70,6 +70,8 @@ def production_env(
         SECURE_SSL_REDIRECT="0",
         SUPERSTEP_DEMO="1",
         DATABASE_CONN_MAX_AGE="60",
+        # The tests' webhook receivers listen on this machine: admitted on purpose.
+        SUPERSTEP_OUTBOUND_ALLOW="127.0.0.0/8,::1,localhost",
         PYTHONPATH=str(HERE),  # integration_driver.py and celery_test_tasks.py
         **overrides,
     )
