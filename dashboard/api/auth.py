@@ -9,7 +9,8 @@ nothing outside ``/api/``.
 
 ``admit`` then applies what every API request needs whatever the operation: no NUL characters
 in the path (404) or the query (400), since PostgreSQL cannot store them, and the ``view``
-permission (403, recorded in the audit log).
+permission (403, recorded in the audit log), and the rate limits per token and per user (429
+with ``Retry-After``, ``dashboard.access.rate_limits``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ninja.security import APIKeyCookie, HttpBearer
 from ninja.utils import check_csrf
 
 from dashboard import services
+from dashboard.access import rate_limits
 from dashboard.access.tokens import token_user
 from dashboard.api.errors import CsrfRefused, NotAuthenticated
 
@@ -40,6 +42,8 @@ class BearerToken(HttpBearer):
         return self.authenticate(request, header[len(SCHEME) :].strip())
 
     def authenticate(self, request: HttpRequest, token: str) -> User | None:
+        # Counted before the token is checked: a loop with a wrong token is refused too.
+        rate_limits.hit("api-token", token, "SUPERSTEP_RATE_API_TOKEN", "requests with this token")
         user = token_user(token)
         if user is None:
             raise NotAuthenticated("invalid or revoked API token")
@@ -76,6 +80,7 @@ def admit(request: HttpRequest, user: User) -> User:
     """
     # Services, the audit log and the views read the caller from here, token or session.
     request.user = user
+    rate_limits.hit("api-user", str(user.pk), "SUPERSTEP_RATE_API_USER", "API requests from you")
     if "\x00" in request.path:
         raise services.NotFound("no such resource (the path contains a NUL character)")
     for key, value in request.GET.items():

@@ -26,6 +26,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 
 from dashboard import services
+from dashboard.access import rate_limits
 from dashboard.services import validation
 
 __all__ = [
@@ -171,6 +172,12 @@ def _on_csrf_refused(request: HttpRequest, exc: CsrfRefused) -> HttpResponse:
     return exc.response
 
 
+def _on_rate_limited(request: HttpRequest, exc: rate_limits.RateLimited) -> HttpResponse:
+    response = error_response(429, str(exc))
+    response["Retry-After"] = str(exc.retry_after)
+    return response
+
+
 def install_error_handlers(api: NinjaAPI) -> None:
     handlers: list[tuple[type[Exception], Callable[[HttpRequest, Any], HttpResponse]]] = [
         (ValidationError, _on_validation_error),
@@ -179,6 +186,7 @@ def install_error_handlers(api: NinjaAPI) -> None:
         (HttpError, _on_http_error),
         (CsrfRefused, _on_csrf_refused),
         (RequestDataTooBig, _on_request_too_big),
+        (rate_limits.RateLimited, _on_rate_limited),
     ]
     for exception, handler in handlers:
         api.add_exception_handler(exception, handler)

@@ -20,8 +20,9 @@ Environment variables: ``DATABASE_URL``, ``REDIS_URL``, ``SECRET_KEY``, ``DEBUG`
 ``SUPERSTEP_TRACE_URL`` (traces of runs), ``SUPERSTEP_METRICS_TOKEN``,
 ``SUPERSTEP_METRICS_REAP_DEAD_PROCESSES`` and ``PROMETHEUS_MULTIPROC_DIR`` (Prometheus metrics),
 ``SUPERSTEP_BASE_URL`` (absolute links in alerts), ``SUPERSTEP_OUTBOUND_ALLOW`` (internal
-targets the server may call), and single sign-on's ``SUPERSTEP_OIDC_*``
-(client id and secret, issuer, endpoints, roles, groups claim, default role, provider name).
+targets the server may call), ``SUPERSTEP_RATE_*`` (rate limits), and single sign-on's
+``SUPERSTEP_OIDC_*`` (client id and secret, issuer, endpoints, roles, groups claim, default role,
+provider name).
 
 Variables are read with ``environs`` and ``DATABASE_URL`` is parsed by ``dj-database-url``. Ours
 on top, and why: ``env_bool`` keeps the documented four words a side (environs would also read
@@ -514,6 +515,14 @@ if SUPERSTEP_BASE_URL and not SUPERSTEP_BASE_URL.startswith(("https://", "http:/
 # and approval webhooks, Slack and single sign-on refuse every other non-public address
 # (dashboard/outbound.py says why).
 SUPERSTEP_OUTBOUND_ALLOW: list[str] = env_list("SUPERSTEP_OUTBOUND_ALLOW", [])
+
+# How often one caller may knock (dashboard/access/rate_limits.py): a count per period such as
+# "600/min", "10/s" or "100/5min"; "off" lifts a limit. Generous for operators and their scripts,
+# tight for sign-in. Counted in the cache: Redis in production, shared by every web process.
+SUPERSTEP_RATE_API_TOKEN = env.str("SUPERSTEP_RATE_API_TOKEN", "600/min")
+SUPERSTEP_RATE_API_USER = env.str("SUPERSTEP_RATE_API_USER", "1200/min")
+SUPERSTEP_RATE_SIGNIN_ADDRESS = env.str("SUPERSTEP_RATE_SIGNIN_ADDRESS", "30/min")
+SUPERSTEP_RATE_SIGNIN_ACCOUNT = env.str("SUPERSTEP_RATE_SIGNIN_ACCOUNT", "10/min")
 
 # ------------------------------------------------------------------------------ tracing
 

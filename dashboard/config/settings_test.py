@@ -87,6 +87,10 @@ SUPERSTEP_BACKGROUND_SERVICES = False
 # The tests' webhook receivers and fake providers listen on this machine: admitted on purpose,
 # as an operator would admit an internal host. The outbound tests take this away.
 SUPERSTEP_OUTBOUND_ALLOW = ["127.0.0.0/8", "::1", "localhost"]
+# Every test signs in from 127.0.0.1 and many sign in a dozen times a minute; the rate-limit
+# tests narrow these.
+SUPERSTEP_RATE_API_TOKEN = SUPERSTEP_RATE_API_USER = "off"
+SUPERSTEP_RATE_SIGNIN_ADDRESS = SUPERSTEP_RATE_SIGNIN_ACCOUNT = "off"
 CELERY_BROKER_URL = "memory://"
 CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 SECURE_SSL_REDIRECT = False

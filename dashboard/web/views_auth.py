@@ -13,12 +13,39 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import views as auth_views
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
-from dashboard.access import authz, sso
+from dashboard.access import authz, rate_limits, sso
 
 
 class _LoginView(auth_views.LoginView):
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        # Before the password is checked: a guess refused here costs no hashing either.
+        account = str(request.POST.get("username") or "").strip().lower()
+        try:
+            rate_limits.hit(
+                "signin-address",
+                str(request.META.get("REMOTE_ADDR") or ""),
+                "SUPERSTEP_RATE_SIGNIN_ADDRESS",
+                "sign-in attempts from your address",
+            )
+            rate_limits.hit(
+                "signin-account",
+                account,
+                "SUPERSTEP_RATE_SIGNIN_ACCOUNT",
+                "sign-in attempts for this account",
+            )
+        except rate_limits.RateLimited as exc:
+            context = self.get_context_data(
+                form=self.get_form_class()(request),
+                rate_limited=f"Too many {exc.what}; try again in {exc.retry_after} s.",
+            )
+            response = self.render_to_response(context, status=429)
+            response["Retry-After"] = str(exc.retry_after)
+            return response
+        return super().post(request, *args, **kwargs)
+
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context["sso_enabled"] = sso.enabled()

@@ -72,6 +72,11 @@ def production_env(
         DATABASE_CONN_MAX_AGE="60",
         # The tests' webhook receivers listen on this machine: admitted on purpose.
         SUPERSTEP_OUTBOUND_ALLOW="127.0.0.0/8,::1,localhost",
+        # One address signs in as every test user, and load tests call the API in loops.
+        SUPERSTEP_RATE_API_TOKEN="off",
+        SUPERSTEP_RATE_API_USER="off",
+        SUPERSTEP_RATE_SIGNIN_ADDRESS="off",
+        SUPERSTEP_RATE_SIGNIN_ACCOUNT="off",
         PYTHONPATH=str(HERE),  # integration_driver.py and celery_test_tasks.py
         **overrides,
     )
