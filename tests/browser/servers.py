@@ -104,6 +104,11 @@ def launch(home: Path, *, port: int, database: Path | None, **extra_env: str) ->
                 sys.executable,
                 "-m",
                 "daphne",
+                # Daphne's command refuses a websocket whose consumer has not accepted within
+                # 5 s (its Server class allows 20): on a machine this busy, a page's socket
+                # then fails with a 403 that is the clock's, not the product's refusal.
+                "--websocket_connect_timeout",
+                "20",
                 "--bind",
                 "127.0.0.1",
                 "--port",
