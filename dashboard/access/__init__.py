@@ -4,6 +4,7 @@
   which every service and selector checks;
 * ``audit``: the audit trail (every action and every refusal) and the middleware that gives
   its entries the client's address;
+* ``audit_chain``: the audit log's hash chain (sealing, ``audit_verify``);
 * ``permissions``: a signed-in user's permissions in one query (an authentication backend);
 * ``tokens``: API bearer tokens (the JSON API's auth in ``dashboard.api.auth`` is the only
   place they are accepted);

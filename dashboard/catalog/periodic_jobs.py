@@ -38,6 +38,8 @@ PERIODIC_JOBS: dict[str, PeriodicSchedule] = {
         PeriodicSchedule("fire-schedules", "dashboard.fire_schedules", 5.0),
         # Alert rules: open incidents whose condition holds, resolve those that cleared.
         PeriodicSchedule("evaluate-alerts", "dashboard.evaluate_alerts", 15.0),
+        # The audit log's new entries, each given the next link of its hash chain.
+        PeriodicSchedule("seal-audit", "dashboard.seal_audit", 5.0),
         # Every enabled retention policy.
         PeriodicSchedule("prune-checkpoints", "dashboard.prune_checkpoints", 3600.0),
     )

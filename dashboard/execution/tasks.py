@@ -17,6 +17,7 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 from dashboard import services
+from dashboard.access import audit_chain
 from dashboard.catalog.periodic_jobs import PERIODIC_JOBS
 from dashboard.execution import periodic, worker
 from dashboard.execution.embedded import enqueue_on_commit, register_periodic
@@ -28,6 +29,7 @@ __all__ = [
     "fire_schedules",
     "park_stranded_runs",
     "prune_checkpoints",
+    "seal_audit",
     "sweep_approvals",
     "sweep_runs",
 ]
@@ -37,6 +39,7 @@ SWEEP_APPROVALS = PERIODIC_JOBS["sweep-approvals"]
 PRUNE = PERIODIC_JOBS["prune-checkpoints"]
 PARK = PERIODIC_JOBS["park-stranded-runs"]
 FIRE_SCHEDULES = PERIODIC_JOBS["fire-schedules"]
+SEAL_AUDIT = PERIODIC_JOBS["seal-audit"]
 
 
 @shared_task(
@@ -107,10 +110,20 @@ def fire_schedules() -> list[int]:
     return fired or []
 
 
+@shared_task(name=SEAL_AUDIT.task, ignore_result=True)
+def seal_audit() -> int:
+    """Seal the audit entries written since the last period (once per period)."""
+    _, sealed = periodic.run_once_per_period(
+        SEAL_AUDIT.name, SEAL_AUDIT.every, audit_chain.seal_pending
+    )
+    return sealed or 0
+
+
 register_periodic(SWEEP_RUNS.name, every=SWEEP_RUNS.every, func=services.runs_sweep)
 register_periodic(SWEEP_APPROVALS.name, every=SWEEP_APPROVALS.every, func=services.approvals_sweep)
 register_periodic(PARK.name, every=PARK.every, func=services.park_runs_on_removed_versions)
 register_periodic(PRUNE.name, every=PRUNE.every, func=services.checkpoint_prune)
+register_periodic(SEAL_AUDIT.name, every=SEAL_AUDIT.every, func=audit_chain.seal_pending)
 register_periodic(
     FIRE_SCHEDULES.name, every=FIRE_SCHEDULES.every, func=schedules.schedules_fire_due
 )

@@ -11,13 +11,20 @@
 * ``schedules``: ``Schedule`` and ``ScheduleTick`` (each tick of a schedule claimed once);
 * ``views``: ``SavedView`` (a named runs-list filter, pinned, shared);
 * ``access``: ``ApiToken``, ``WorkflowGrant``, ``SingleSignOnIdentity`` and the append-only
-  ``AuditEntry``.
+  ``AuditEntry`` with its hash chain, ``AuditSeal``.
 
 All of them belong to the ``dashboard`` app (label ``dashboard``: table names, migrations and
 permissions are those of the app). Import them from here: ``from dashboard.models import ...``.
 """
 
-from .access import ApiToken, AuditEntry, AuditLogIsAppendOnly, SingleSignOnIdentity, WorkflowGrant
+from .access import (
+    ApiToken,
+    AuditEntry,
+    AuditLogIsAppendOnly,
+    AuditSeal,
+    SingleSignOnIdentity,
+    WorkflowGrant,
+)
 from .alerts import AlertCondition, AlertIncident, AlertRule
 from .approvals import ApprovalRequest, ApprovalRule, ApprovalStatus, ApprovalVote, Notification
 from .bulk import BulkAction, BulkActionItem
@@ -41,6 +48,7 @@ __all__ = [
     "ApprovalStatus",
     "ApprovalVote",
     "AuditEntry",
+    "AuditSeal",
     "AuditLogIsAppendOnly",
     "BulkAction",
     "BulkActionItem",

@@ -87,7 +87,7 @@ class AuditLogIsAppendOnly(Exception):
     """Raised on any attempt to change or remove an audit entry through the application."""
 
 
-class _AppendOnlyQuerySet(models.QuerySet["AuditEntry"]):
+class _AppendOnlyQuerySet[M: models.Model](models.QuerySet[M]):
     def update(self, **kwargs: Any) -> int:
         raise AuditLogIsAppendOnly("audit entries cannot be changed")
 
@@ -95,7 +95,22 @@ class _AppendOnlyQuerySet(models.QuerySet["AuditEntry"]):
         raise AuditLogIsAppendOnly("audit entries cannot be deleted")
 
 
-class AuditEntry(models.Model):
+class _AppendOnly(models.Model):
+    """A row the application adds and never changes nor removes."""
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AuditLogIsAppendOnly(f"{self._meta.verbose_name_plural} cannot be changed")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AuditLogIsAppendOnly(f"{self._meta.verbose_name_plural} cannot be deleted")
+
+
+class AuditEntry(_AppendOnly):
     """One operator action or refusal: who, when, what, and the checkpoints before and after.
 
     Append-only: the application can add entries and nothing else (the model, its queryset and
@@ -150,10 +165,26 @@ class AuditEntry(models.Model):
             f"{self.action} {self.outcome}"
         )
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise AuditLogIsAppendOnly("audit entries cannot be changed")
-        super().save(*args, **kwargs)
 
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise AuditLogIsAppendOnly("audit entries cannot be deleted")
+class AuditSeal(_AppendOnly):
+    """One link of the audit log's hash chain: entry ``entry_id`` as it was when sealed, hashed
+    with the link before it (``dashboard.access.audit_chain``).
+
+    Kept apart from the entries so that sealing never updates an entry (the trigger refuses
+    that) and so that the chain runs in the order entries were sealed, which is gapless, rather
+    than in id order, which commits do not follow. Append-only like the entries: on PostgreSQL
+    the same trigger refuses UPDATE and DELETE.
+    """
+
+    seq = models.PositiveBigIntegerField(primary_key=True)  # 1, 2, 3... with no gap
+    entry_id = models.BigIntegerField(unique=True)  # no foreign key: a deleted entry must show
+    digest = models.CharField(max_length=64)
+    sealed_at = models.DateTimeField(default=timezone.now)
+
+    objects = _AppendOnlyQuerySet["AuditSeal"].as_manager()
+
+    class Meta:
+        ordering = ("seq",)
+
+    def __str__(self) -> str:
+        return f"seal {self.seq} of audit entry {self.entry_id}"

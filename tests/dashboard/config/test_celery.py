@@ -13,6 +13,7 @@ import pytest
 from celery import Celery
 
 from dashboard import celery_app, services
+from dashboard.access import audit_chain
 from dashboard.catalog.periodic_jobs import PERIODIC_JOBS
 from dashboard.config.settings import BASE_DIR
 from dashboard.execution import embedded
@@ -52,6 +53,7 @@ def test_beat_publishes_every_periodic_job_at_the_interval_the_threads_use() -> 
             "prune-checkpoints",
             "fire-schedules",
             "evaluate-alerts",
+            "seal-audit",
         }
     )
     for name, entry in schedule.items():
@@ -77,6 +79,7 @@ def test_each_periodic_task_runs_its_job_once_per_period(
         "alerts_evaluate",
         lambda: calls.append("alerts") or alert_evaluation.EvaluationReport(opened=[1]),
     )
+    monkeypatch.setattr(audit_chain, "seal_pending", lambda: calls.append("seal") or 3)
     tasks = [
         execution_tasks.sweep_runs,
         execution_tasks.sweep_approvals,
@@ -85,15 +88,16 @@ def test_each_periodic_task_runs_its_job_once_per_period(
         execution_tasks.park_stranded_runs,
         execution_tasks.fire_schedules,
         notification_tasks.evaluate_alerts,
+        execution_tasks.seal_audit,
     ]
 
     first = [task() for task in tasks]
     second = [task() for task in tasks]
 
     nothing = {"opened": [], "resolved": []}
-    assert first == [["run-1"], [], [], [], [], [], {"opened": [1], "resolved": []}]
-    assert second == [[], [], [], [], [], [], nothing]
-    assert calls == ["runs", "approvals", "prune", "park", "schedules", "alerts"]
+    assert first == [["run-1"], [], [], [], [], [], {"opened": [1], "resolved": []}, 3]
+    assert second == [[], [], [], [], [], [], nothing, 0]
+    assert calls == ["runs", "approvals", "prune", "park", "schedules", "alerts", "seal"]
     assert sorted(PeriodicJobRun.objects.values_list("job", flat=True)) == sorted(PERIODIC_JOBS)
 
 
