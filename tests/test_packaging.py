@@ -22,6 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE_LOCK = ROOT / "requirements" / "engine.lock"
 PRODUCTION_LOCK = ROOT / "requirements" / "production.lock"
+DEV_LOCK = ROOT / "requirements" / "dev.lock"
 DASHBOARD_STACK = ("django", "celery", "channels", "daphne", "redis", "psycopg")
 
 
@@ -75,6 +76,17 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_lock_files_are_uv_lock_and_its_exports_of_pyproject() -> None:
     run("bash", ".ci/lock", "--check")
+
+
+def normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def locked_names(lock: Path) -> set[str]:
+    """The (normalized) names of the packages ``lock`` pins."""
+    text = lock.read_text(encoding="utf-8")
+    pinned = re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==", text, flags=re.MULTILINE)
+    return {normalized(name) for name in pinned}
 
 
 def test_every_locked_file_has_a_hash_and_one_exact_version() -> None:
@@ -171,3 +183,15 @@ def test_a_fresh_venv_installs_the_production_lock_and_the_dashboard_checks_pass
     work.mkdir()
     env = {"DJANGO_SETTINGS_MODULE": "dashboard.config.settings", "PATH": "/usr/bin:/bin"}
     run(python, "-I", "-m", "django", "check", cwd=work, env=env)
+
+
+@pytest.mark.slow
+def test_the_dev_lock_the_bootstrap_installs_resolves_in_a_fresh_venv(
+    tmp_path: Path,
+) -> None:
+    run(sys.executable, "-m", "venv", "--without-pip", tmp_path / "venv")
+    report = pip_into(tmp_path / "venv" / "bin" / "python", "install", "--dry-run", "-q",
+                      "--require-hashes", "--report", "-", "-r", DEV_LOCK)  # fmt: skip
+    taken = {normalized(item["metadata"]["name"]) for item in json.loads(report)["install"]}
+    assert {"django", "pytest", "mypy", "ruff", "uv", "setuptools", "pip"} <= taken
+    assert taken <= locked_names(DEV_LOCK)
