@@ -103,7 +103,7 @@ def _why_no_browser() -> str | None:
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        return "the playwright package is not installed (pip install -e '.[test]')"
+        return "the playwright package is not installed (bash .ci/bootstrap)"
     return None
 
 
