@@ -1,6 +1,8 @@
 """One trace per run across Celery workers: a run that starts on one ``celery worker``, waits
 for a person and is resumed by another worker (the first one gone meanwhile) stays one trace,
-the resumed ``workflow.run`` span a child of the first."""
+the resumed ``workflow.run`` span a child of the first. And with the Django, Celery and psycopg
+instrumentations the request that starts a run, the task that executes it and their SQL are
+that same trace."""
 
 from __future__ import annotations
 
@@ -76,6 +78,48 @@ def test_a_run_resumed_by_another_celery_worker_continues_its_trace(
     assert opened["pid"] == first.pid and resumed["pid"] != first.pid
     assert resumed["trace_id"] == opened["trace_id"] == run["trace_id"]
     assert resumed["parent_span_id"] == opened["span_id"]
-    assert {s["trace_id"] for s in spans} == {opened["trace_id"]}
+    engine = [s for s in spans if s["name"].startswith(("workflow.", "executor."))]
+    assert {s["trace_id"] for s in engine} == {opened["trace_id"]}
     by_process = {s["pid"] for s in spans if s["name"] == "executor.process"}
     assert by_process == {opened["pid"], resumed["pid"]}
+
+
+def test_the_request_starting_a_run_its_task_and_their_sql_are_one_trace(
+    traced: tuple[Stack, Path],
+) -> None:
+    stack, spans_file = traced
+    token = str(stack.driver("user", "tracy", "Operator"))
+    worker = stack.worker("w1")
+    run_id = stack.start_run(token, "squares", {"limit": 2, "work_ms": 0})
+    run = stack.wait_for_run(run_id, "completed", "failed")
+    assert run["status"] == "completed", run["traceback"]
+
+    def run_span() -> dict[str, Any] | None:
+        found = [s for s in spans_in(spans_file) if s["name"] == "workflow.run"]
+        return found[0] if found else None
+
+    wait_for(lambda: run_span() is not None, "the run span", stack.log)
+    trace = [s for s in spans_in(spans_file) if s["trace_id"] == run["trace_id"]]
+    by_id = {s["span_id"]: s for s in trace}
+    (root,) = [s for s in trace if s["parent_span_id"] is None]
+    # The trace starts at the web server's request span.
+    assert root["attributes"].get("http.request.method", root["attributes"].get("http.method")) == (
+        "POST"
+    ), root
+    assert root["pid"] != worker.pid
+    # The worker's task span hangs under the request (through the message's headers)...
+    (task,) = [s for s in trace if s["name"].startswith("run/") and s["pid"] == worker.pid]
+    assert _ancestors(task, by_id)[-1] == root
+    # ...and the engine's run span under the task.
+    assert task in _ancestors(by_id[run_span()["span_id"]], by_id)  # type: ignore[index]
+    sql = [s for s in trace if s["attributes"].get("db.system") == "postgresql"]
+    assert {s["pid"] for s in sql} == {root["pid"], worker.pid}
+
+
+def _ancestors(span: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The span's parent, its parent's parent, ... up to the trace's root."""
+    chain = []
+    while span["parent_span_id"] is not None:
+        span = by_id[span["parent_span_id"]]
+        chain.append(span)
+    return chain
