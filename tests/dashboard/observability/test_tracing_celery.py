@@ -55,15 +55,7 @@ def test_a_run_resumed_by_another_celery_worker_continues_its_trace(
     stack.kill("w1")  # gone for good: the run can only go on elsewhere
     stack.worker("w2")
 
-    status, body = stack.api("GET", "/api/approvals/", token)
-    (request,) = [a for a in body["approvals"] if a["run_id"] == run_id]
-    status, decided = stack.api(
-        "POST",
-        f"/api/approvals/{request['request_id']}/decide/",
-        token,
-        {"decision": "approve", "response": {"discount_percent": 5, "note": ""}},
-    )
-    assert status == 200, decided
+    stack.approve(token, run_id, {"discount_percent": 5, "note": ""})
     run = stack.wait_for_run(run_id, "completed", "failed")
     assert run["status"] == "completed", run["traceback"]
 
