@@ -7,5 +7,6 @@
 * ``permissions``: a signed-in user's permissions in one query (an authentication backend);
 * ``tokens``: API bearer tokens (the JSON API's auth in ``dashboard.api.auth`` is the only
   place they are accepted);
-* ``sso``: single sign-on with OpenID Connect.
+* ``sso``: single sign-on with OpenID Connect;
+* ``lockout``: login lockout after repeated failed passwords (django-axes), audited.
 """

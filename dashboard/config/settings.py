@@ -19,8 +19,9 @@ Environment variables: ``DATABASE_URL``, ``REDIS_URL``, ``SECRET_KEY``, ``DEBUG`
 ``SUPERSTEP_WORKFLOWS`` (comma-separated modules of workflows), ``SUPERSTEP_TRACE_FILE`` and
 ``SUPERSTEP_TRACE_URL`` (traces of runs), ``SUPERSTEP_METRICS_TOKEN``,
 ``SUPERSTEP_METRICS_REAP_DEAD_PROCESSES`` and ``PROMETHEUS_MULTIPROC_DIR`` (Prometheus metrics),
-``SUPERSTEP_BASE_URL`` (absolute links in alerts), and single sign-on's ``SUPERSTEP_OIDC_*``
-(client id and secret, issuer, endpoints, roles, groups claim, default role, provider name).
+``SUPERSTEP_BASE_URL`` (absolute links in alerts), ``SUPERSTEP_LOGIN_*`` (login lockout), and
+single sign-on's ``SUPERSTEP_OIDC_*`` (client id and secret, issuer, endpoints, roles, groups
+claim, default role, provider name).
 
 Variables are read with ``environs`` and ``DATABASE_URL`` is parsed by ``dj-database-url``. Ours
 on top, and why: ``env_bool`` keeps the documented four words a side (environs would also read
@@ -31,6 +32,7 @@ does not do (see its docstring).
 
 from __future__ import annotations
 
+import datetime as _dt
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -248,6 +250,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    # Login lockout (dashboard/access/lockout.py).
+    "axes",
     "dashboard",
 ]
 
@@ -267,6 +271,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Django's CSP middleware plus this host's ws(s):// origin in connect-src.
     "dashboard.web.csp.ContentSecurityPolicyMiddleware",
+    # Last, as django-axes requires: answers a locked-out sign-in with its page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "dashboard.config.urls"
@@ -476,6 +482,8 @@ if SUPERSTEP_OIDC_ENABLED:
             "SUPERSTEP_OIDC_CLIENT_ID is set, so single sign-on also needs " + ", ".join(_missing)
         )
 AUTHENTICATION_BACKENDS = [
+    # First: a username locked out from this address goes no further (django-axes).
+    "dashboard.access.lockout.LockoutBackend",
     # Permissions only: a user's own and their roles' in one query
     # (dashboard/access/permissions.py).
     "dashboard.access.permissions.RolePermissions",
@@ -507,6 +515,24 @@ SUPERSTEP_BASE_URL: str = env.str("SUPERSTEP_BASE_URL", "").strip().rstrip("/")
 if SUPERSTEP_BASE_URL and not SUPERSTEP_BASE_URL.startswith(("https://", "http://")):
     raise ImproperlyConfigured(
         f"SUPERSTEP_BASE_URL={SUPERSTEP_BASE_URL!r} must start with https:// or http://"
+    )
+
+# ------------------------------------------------------------------------------ login lockout
+
+# django-axes (dashboard/access/lockout.py): SUPERSTEP_LOGIN_FAILURE_LIMIT failed passwords for
+# one username from one address lock that pair out of the sign-in page and /admin/ for
+# SUPERSTEP_LOGIN_LOCKOUT_MINUTES; a success resets the count. API tokens are not affected.
+# Behind a proxy the address is uvicorn's --proxy-headers one (FORWARDED_ALLOW_IPS).
+AXES_ENABLED = env_bool("SUPERSTEP_LOGIN_LOCKOUT", True)
+AXES_FAILURE_LIMIT = env_int("SUPERSTEP_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = _dt.timedelta(minutes=env_int("SUPERSTEP_LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "dashboard.access.lockout.lockout_response"
+if AXES_FAILURE_LIMIT < 1 or AXES_COOLOFF_TIME.total_seconds() < 60:
+    raise ImproperlyConfigured(
+        "SUPERSTEP_LOGIN_FAILURE_LIMIT must be at least 1 and SUPERSTEP_LOGIN_LOCKOUT_MINUTES"
+        " at least 1"
     )
 
 # ------------------------------------------------------------------------------ tracing
