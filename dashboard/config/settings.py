@@ -439,8 +439,10 @@ CELERY_TIMEZONE = TIME_ZONE
 # WORKFLOWS = {"name": builder} dict; this setting, name -> dotted path of a builder, for a
 # settings module of one's own; and the demo app's, in demo mode. A name claimed twice is an error.
 # Single sign-on with OpenID Connect (dashboard/access/sso.py, on mozilla-django-oidc): on when
-# SUPERSTEP_OIDC_CLIENT_ID is set. The provider's endpoints are given, not discovered, so a
-# provider that is down cannot stop the server from starting. Local passwords keep working.
+# SUPERSTEP_OIDC_CLIENT_ID is set. The provider's endpoints are discovered from the issuer's
+# /.well-known/openid-configuration at the first sign-in (not at startup, so a provider that is
+# down cannot stop the server from starting); any of the four given explicitly wins over
+# discovery. Local passwords keep working.
 SUPERSTEP_OIDC_ENABLED = bool(env.str("SUPERSTEP_OIDC_CLIENT_ID", "").strip())
 # The name on the sign-in button ("Sign in with Okta").
 SUPERSTEP_OIDC_PROVIDER_NAME: str = env.str("SUPERSTEP_OIDC_PROVIDER_NAME", "") or "single sign-on"
@@ -470,10 +472,6 @@ if SUPERSTEP_OIDC_ENABLED:
         for name, value in (
             ("SUPERSTEP_OIDC_CLIENT_SECRET", OIDC_RP_CLIENT_SECRET),
             ("SUPERSTEP_OIDC_ISSUER", SUPERSTEP_OIDC_ISSUER),
-            ("SUPERSTEP_OIDC_AUTHORIZATION_URL", OIDC_OP_AUTHORIZATION_ENDPOINT),
-            ("SUPERSTEP_OIDC_TOKEN_URL", OIDC_OP_TOKEN_ENDPOINT),
-            ("SUPERSTEP_OIDC_USERINFO_URL", OIDC_OP_USER_ENDPOINT),
-            ("SUPERSTEP_OIDC_JWKS_URL", OIDC_OP_JWKS_ENDPOINT),
         )
         if not value
     ]
