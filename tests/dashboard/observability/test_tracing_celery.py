@@ -18,6 +18,9 @@ from tests.helpers.stack import Stack, deployed, production_env, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
+# The Celery instrumentation's span of the worker executing a run.
+TASK_SPAN = "run/dashboard.execute_run"
+
 
 @pytest.fixture
 def traced(
@@ -86,24 +89,26 @@ def test_the_request_starting_a_run_its_task_and_their_sql_are_one_trace(
     run = stack.wait_for_run(run_id, "completed", "failed")
     assert run["status"] == "completed", run["traceback"]
 
-    def run_span() -> dict[str, Any] | None:
-        found = [s for s in spans_in(spans_file) if s["name"] == "workflow.run"]
+    def ended(name: str) -> dict[str, Any] | None:
+        found = [s for s in spans_in(spans_file) if s["name"].startswith(name)]
         return found[0] if found else None
 
-    wait_for(lambda: run_span() is not None, "the run span", stack.log)
+    # The task's span ends after the run's, once the task returns: wait for both.
+    wait_for(lambda: ended(TASK_SPAN) is not None, "the task span", stack.log)
+    run_span = ended("workflow.run")
+    assert run_span is not None
     trace = [s for s in spans_in(spans_file) if s["trace_id"] == run["trace_id"]]
     by_id = {s["span_id"]: s for s in trace}
     (root,) = [s for s in trace if s["parent_span_id"] is None]
     # The trace starts at the web server's request span.
-    assert root["attributes"].get("http.request.method", root["attributes"].get("http.method")) == (
-        "POST"
-    ), root
+    attributes = root["attributes"]
+    assert attributes.get("http.request.method", attributes.get("http.method")) == "POST", root
     assert root["pid"] != worker.pid
     # The worker's task span hangs under the request (through the message's headers)...
-    (task,) = [s for s in trace if s["name"].startswith("run/") and s["pid"] == worker.pid]
+    (task,) = [s for s in trace if s["name"] == TASK_SPAN and s["pid"] == worker.pid]
     assert _ancestors(task, by_id)[-1] == root
     # ...and the engine's run span under the task.
-    assert task in _ancestors(by_id[run_span()["span_id"]], by_id)  # type: ignore[index]
+    assert task in _ancestors(by_id[run_span["span_id"]], by_id)
     sql = [s for s in trace if s["attributes"].get("db.system") == "postgresql"]
     assert {s["pid"] for s in sql} == {root["pid"], worker.pid}
 
