@@ -526,6 +526,9 @@ AXES_FAILURE_LIMIT = env_int("SUPERSTEP_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = _dt.timedelta(minutes=env_int("SUPERSTEP_LOGIN_LOCKOUT_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+# Failures only: axes' log of every successful sign-in would grow with no retention, and the
+# audit log is where lockouts are read.
+AXES_DISABLE_ACCESS_LOG = True
 AXES_LOCKOUT_CALLABLE = "dashboard.access.lockout.lockout_response"
 if AXES_FAILURE_LIMIT < 1 or AXES_COOLOFF_TIME.total_seconds() < 60:
     raise ImproperlyConfigured(
