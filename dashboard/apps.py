@@ -39,7 +39,9 @@ class DashboardConfig(AppConfig):
         # with its name, not a page later with a 500.
         catalog.load()
         configure_tracing()
-        from dashboard.access import sso
+        from dashboard.access import lockout, sso
+
+        lockout.connect()
 
         # A role map that does not parse stops every process now, not a sign-in later.
         if sso.enabled():

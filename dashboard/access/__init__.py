@@ -9,5 +9,6 @@
 * ``tokens``: API bearer tokens (the JSON API's auth in ``dashboard.api.auth`` is the only
   place they are accepted);
 * ``sso``: single sign-on with OpenID Connect;
+* ``lockout``: login lockout after repeated failed passwords (django-axes), audited;
 * ``rate_limits``: how often one token, user, address or account may call (429 beyond).
 """

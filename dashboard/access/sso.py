@@ -12,6 +12,10 @@ What it leaves to us, and what this module adds:
   ``SUPERSTEP_OIDC_ROLES``, replaced at every sign-in, so removing someone from a group at the
   provider takes their role here at their next sign-in. Nobody gets superuser from a provider.
   An account with no mapped group is refused, and loses the roles it had.
+- **Discovery.** The endpoints come from the issuer's ``/.well-known/openid-configuration``
+  (``endpoints``), fetched at the first sign-in and kept for the process; any endpoint set
+  explicitly wins. The document must name the configured issuer, as OpenID Connect Discovery
+  requires, or no sign-in starts.
 - **Failures.** A provider that is down, slow or answers nonsense sends the user back to the
   sign-in page with a sentence, never a 500; every sign-in and refusal is audited.
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +51,7 @@ __all__ = [
     "RoleMap",
     "SignInView",
     "enabled",
+    "endpoints",
     "provider_name",
     "role_map",
     "take_error",
@@ -112,6 +118,59 @@ def role_map() -> RoleMap:
     return RoleMap(groups, default)
 
 
+# Our setting -> the discovery document's key.
+ENDPOINTS = {
+    "OIDC_OP_AUTHORIZATION_ENDPOINT": "authorization_endpoint",
+    "OIDC_OP_TOKEN_ENDPOINT": "token_endpoint",
+    "OIDC_OP_USER_ENDPOINT": "userinfo_endpoint",
+    "OIDC_OP_JWKS_ENDPOINT": "jwks_uri",
+}
+_discovered: dict[str, dict[str, str]] = {}  # issuer -> its endpoints, once fetched
+_discovering = threading.Lock()
+
+
+class DiscoveryFailed(Exception):
+    """The issuer's discovery document could not be had or does not describe it."""
+
+
+def endpoints() -> dict[str, str]:
+    """The provider's four endpoints by setting name: those set explicitly, the others from
+    the issuer's discovery document (fetched once per process, and only if one is missing).
+
+    Raises:
+        DiscoveryFailed: an endpoint is missing and discovery did not find it.
+    """
+    given = {name: str(getattr(settings, name, "") or "") for name in ENDPOINTS}
+    if all(given.values()):
+        return given
+    found = _discover(settings.SUPERSTEP_OIDC_ISSUER)
+    return {name: value or found[name] for name, value in given.items()}
+
+
+def _discover(issuer: str) -> dict[str, str]:
+    with _discovering:
+        if issuer not in _discovered:
+            _discovered[issuer] = _fetch_configuration(issuer)
+        return _discovered[issuer]
+
+
+def _fetch_configuration(issuer: str) -> dict[str, str]:
+    url = issuer.rstrip("/") + "/.well-known/openid-configuration"
+    try:
+        answer = requests.get(url, timeout=getattr(settings, "OIDC_TIMEOUT", 10))
+        answer.raise_for_status()
+        document = answer.json()
+    except (requests.RequestException, ValueError) as exc:
+        raise DiscoveryFailed(f"{url}: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(document, dict) or document.get("issuer") != issuer:
+        raise DiscoveryFailed(f"{url} does not describe the issuer {issuer!r}")
+    found = {name: document.get(key) for name, key in ENDPOINTS.items()}
+    missing = [ENDPOINTS[name] for name, value in found.items() if not isinstance(value, str)]
+    if missing:
+        raise DiscoveryFailed(f"{url} names no " + ", ".join(missing))
+    return {name: str(value) for name, value in found.items()}
+
+
 def take_error(request: HttpRequest) -> str:
     """The refusal the last sign-in attempt left for this browser, once."""
     return str(request.session.pop(ERROR_SESSION_KEY, "") or "")
@@ -134,6 +193,12 @@ class ProviderBackend(OIDCAuthenticationBackend):  # type: ignore[misc]  # untyp
     def authenticate(self, request: HttpRequest | None, **kwargs: Any) -> User | None:
         if not self._enabled or request is None:
             return None
+        if not (request.GET.get("code") and request.GET.get("state")):
+            return None  # not the provider's callback (a password sign-in, say)
+        found = endpoints()  # DiscoveryFailed reaches CallbackView, which says so
+        self.OIDC_OP_TOKEN_ENDPOINT = found["OIDC_OP_TOKEN_ENDPOINT"]
+        self.OIDC_OP_USER_ENDPOINT = found["OIDC_OP_USER_ENDPOINT"]
+        self.OIDC_OP_JWKS_ENDPOINT = found["OIDC_OP_JWKS_ENDPOINT"]
         user: User | None = super().authenticate(request, **kwargs)
         return user
 
@@ -273,6 +338,19 @@ class SignInView(OIDCAuthenticationRequestView):  # type: ignore[misc]  # untype
             raise Http404("single sign-on is not configured")
         super().__init__(*args, **kwargs)
 
+    def get(self, request: HttpRequest) -> HttpResponse:
+        try:
+            self.OIDC_OP_AUTH_ENDPOINT = endpoints()["OIDC_OP_AUTHORIZATION_ENDPOINT"]
+        except DiscoveryFailed as exc:
+            logger.warning("single sign-on discovery failed: %s", exc)
+            request.session[ERROR_SESSION_KEY] = (
+                f"Signing in with {provider_name()} failed: it did not answer as expected;"
+                " please try again later."
+            )
+            return HttpResponseRedirect(settings.LOGIN_REDIRECT_URL_FAILURE)
+        response: HttpResponse = super().get(request)
+        return response
+
 
 class CallbackView(OIDCAuthenticationCallbackView):  # type: ignore[misc]  # untyped library
     """``/oidc/callback/``: the library's flow, with every failure turned into a sentence on the
@@ -299,7 +377,7 @@ class CallbackView(OIDCAuthenticationCallbackView):  # type: ignore[misc]  # unt
         except (SuspiciousOperation, jwt.PyJWTError) as exc:
             logger.warning("single sign-on refused: %s", exc)
             return self._failed(request, "the sign-in could not be verified; please try again")
-        except (requests.RequestException, ValueError, KeyError, TypeError) as exc:
+        except (DiscoveryFailed, requests.RequestException, ValueError, KeyError, TypeError) as exc:
             # ValueError covers a token or JSON answer that does not parse.
             logger.warning("single sign-on failed: %s: %s", type(exc).__name__, exc)
             return self._failed(

@@ -20,9 +20,9 @@ Environment variables: ``DATABASE_URL``, ``REDIS_URL``, ``SECRET_KEY``, ``DEBUG`
 ``SUPERSTEP_TRACE_URL`` (traces of runs), ``SUPERSTEP_METRICS_TOKEN``,
 ``SUPERSTEP_METRICS_REAP_DEAD_PROCESSES`` and ``PROMETHEUS_MULTIPROC_DIR`` (Prometheus metrics),
 ``SUPERSTEP_BASE_URL`` (absolute links in alerts), ``SUPERSTEP_OUTBOUND_ALLOW`` (internal
-targets the server may call), ``SUPERSTEP_RATE_*`` (rate limits), and single sign-on's
-``SUPERSTEP_OIDC_*`` (client id and secret, issuer, endpoints, roles, groups claim, default role,
-provider name).
+targets the server may call), ``SUPERSTEP_RATE_*`` (rate limits), ``SUPERSTEP_LOGIN_*`` (login
+lockout), and single sign-on's ``SUPERSTEP_OIDC_*`` (client id and secret, issuer, endpoints,
+roles, groups claim, default role, provider name).
 
 Variables are read with ``environs`` and ``DATABASE_URL`` is parsed by ``dj-database-url``. Ours
 on top, and why: ``env_bool`` keeps the documented four words a side (environs would also read
@@ -33,6 +33,7 @@ does not do (see its docstring).
 
 from __future__ import annotations
 
+import datetime as _dt
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -250,6 +251,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    # Login lockout (dashboard/access/lockout.py).
+    "axes",
     "dashboard",
 ]
 
@@ -269,6 +272,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Django's CSP middleware plus this host's ws(s):// origin in connect-src.
     "dashboard.web.csp.ContentSecurityPolicyMiddleware",
+    # Last, as django-axes requires: answers a locked-out sign-in with its page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "dashboard.config.urls"
@@ -435,8 +440,10 @@ CELERY_TIMEZONE = TIME_ZONE
 # WORKFLOWS = {"name": builder} dict; this setting, name -> dotted path of a builder, for a
 # settings module of one's own; and the demo app's, in demo mode. A name claimed twice is an error.
 # Single sign-on with OpenID Connect (dashboard/access/sso.py, on mozilla-django-oidc): on when
-# SUPERSTEP_OIDC_CLIENT_ID is set. The provider's endpoints are given, not discovered, so a
-# provider that is down cannot stop the server from starting. Local passwords keep working.
+# SUPERSTEP_OIDC_CLIENT_ID is set. The provider's endpoints are discovered from the issuer's
+# /.well-known/openid-configuration at the first sign-in (not at startup, so a provider that is
+# down cannot stop the server from starting); any of the four given explicitly wins over
+# discovery. Local passwords keep working.
 SUPERSTEP_OIDC_ENABLED = bool(env.str("SUPERSTEP_OIDC_CLIENT_ID", "").strip())
 # The name on the sign-in button ("Sign in with Okta").
 SUPERSTEP_OIDC_PROVIDER_NAME: str = env.str("SUPERSTEP_OIDC_PROVIDER_NAME", "") or "single sign-on"
@@ -466,10 +473,6 @@ if SUPERSTEP_OIDC_ENABLED:
         for name, value in (
             ("SUPERSTEP_OIDC_CLIENT_SECRET", OIDC_RP_CLIENT_SECRET),
             ("SUPERSTEP_OIDC_ISSUER", SUPERSTEP_OIDC_ISSUER),
-            ("SUPERSTEP_OIDC_AUTHORIZATION_URL", OIDC_OP_AUTHORIZATION_ENDPOINT),
-            ("SUPERSTEP_OIDC_TOKEN_URL", OIDC_OP_TOKEN_ENDPOINT),
-            ("SUPERSTEP_OIDC_USERINFO_URL", OIDC_OP_USER_ENDPOINT),
-            ("SUPERSTEP_OIDC_JWKS_URL", OIDC_OP_JWKS_ENDPOINT),
         )
         if not value
     ]
@@ -478,6 +481,8 @@ if SUPERSTEP_OIDC_ENABLED:
             "SUPERSTEP_OIDC_CLIENT_ID is set, so single sign-on also needs " + ", ".join(_missing)
         )
 AUTHENTICATION_BACKENDS = [
+    # First: a username locked out from this address goes no further (django-axes).
+    "dashboard.access.lockout.LockoutBackend",
     # Permissions only: a user's own and their roles' in one query
     # (dashboard/access/permissions.py).
     "dashboard.access.permissions.RolePermissions",
@@ -523,6 +528,27 @@ SUPERSTEP_RATE_API_TOKEN = env.str("SUPERSTEP_RATE_API_TOKEN", "600/min")
 SUPERSTEP_RATE_API_USER = env.str("SUPERSTEP_RATE_API_USER", "1200/min")
 SUPERSTEP_RATE_SIGNIN_ADDRESS = env.str("SUPERSTEP_RATE_SIGNIN_ADDRESS", "30/min")
 SUPERSTEP_RATE_SIGNIN_ACCOUNT = env.str("SUPERSTEP_RATE_SIGNIN_ACCOUNT", "10/min")
+
+# ------------------------------------------------------------------------------ login lockout
+
+# django-axes (dashboard/access/lockout.py): SUPERSTEP_LOGIN_FAILURE_LIMIT failed passwords for
+# one username from one address lock that pair out of the sign-in page and /admin/ for
+# SUPERSTEP_LOGIN_LOCKOUT_MINUTES; a success resets the count. API tokens are not affected.
+# Behind a proxy the address is uvicorn's --proxy-headers one (FORWARDED_ALLOW_IPS).
+AXES_ENABLED = env_bool("SUPERSTEP_LOGIN_LOCKOUT", True)
+AXES_FAILURE_LIMIT = env_int("SUPERSTEP_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = _dt.timedelta(minutes=env_int("SUPERSTEP_LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# Failures only: axes' log of every successful sign-in would grow with no retention, and the
+# audit log is where lockouts are read.
+AXES_DISABLE_ACCESS_LOG = True
+AXES_LOCKOUT_CALLABLE = "dashboard.access.lockout.lockout_response"
+if AXES_FAILURE_LIMIT < 1 or AXES_COOLOFF_TIME.total_seconds() < 60:
+    raise ImproperlyConfigured(
+        "SUPERSTEP_LOGIN_FAILURE_LIMIT must be at least 1 and SUPERSTEP_LOGIN_LOCKOUT_MINUTES"
+        " at least 1"
+    )
 
 # ------------------------------------------------------------------------------ tracing
 

@@ -8,6 +8,19 @@ that file as one JSON line. With neither, or without the ``tracing`` extra insta
 is installed and runs make no spans at all. A provider some other code installed first (an
 ``opentelemetry-instrument`` wrapper) is left alone: the engine uses whatever is set.
 
+The service name: ``OTEL_SERVICE_NAME``, else ``service.name`` in ``OTEL_RESOURCE_ATTRIBUTES``,
+else ``superstep``. Our default goes under the operator's variables, never over them (the SDK's
+``Resource.create`` puts the attributes it is given over the environment's, so the default is
+merged first and the environment's detector after it).
+
+With the tracer provider installed, the Django, Celery and psycopg instrumentations of the
+``tracing`` extra are switched on too (any of them missing is skipped with a warning; the
+standard ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=django,celery,psycopg`` leaves any of them
+off). So a request that starts a run, the Celery task that executes it (the publish carries
+the trace context in the message headers) and the SQL of both are one trace, into which the
+engine's ``workflow.run`` span nests as a child of the task's. Django's must be switched on
+before the first request builds the middleware chain: ``DashboardConfig.ready`` is early enough.
+
 The batch exporter's thread is restarted by the SDK in forked children (Celery's prefork pool).
 """
 
@@ -24,11 +37,20 @@ from django.conf import settings
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
 
-__all__ = ["JsonLinesSpanExporter", "configure_tracing"]
+__all__ = ["DEFAULT_SERVICE_NAME", "JsonLinesSpanExporter", "configure_tracing", "resource"]
 
 logger = logging.getLogger(__name__)
 
 _configured = False
+
+DEFAULT_SERVICE_NAME = "superstep"
+# The instrumentations switched on with tracing: name in OTEL_PYTHON_DISABLED_INSTRUMENTATIONS
+# -> (module, instrumentor class).
+INSTRUMENTATIONS = {
+    "django": ("opentelemetry.instrumentation.django", "DjangoInstrumentor"),
+    "celery": ("opentelemetry.instrumentation.celery", "CeleryInstrumentor"),
+    "psycopg": ("opentelemetry.instrumentation.psycopg", "PsycopgInstrumentor"),
+}
 
 
 def configure_tracing() -> bool:
@@ -44,7 +66,6 @@ def configure_tracing() -> bool:
         return False
     try:
         from opentelemetry import trace
-        from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
     except ImportError:
@@ -57,8 +78,7 @@ def configure_tracing() -> bool:
     if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
         _configured = True
         return True  # someone set one already (auto-instrumentation): use theirs
-    resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "superstep")})
-    provider = TracerProvider(resource=resource)
+    provider = TracerProvider(resource=resource())
     if otlp:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
@@ -68,8 +88,46 @@ def configure_tracing() -> bool:
         exporter = cast("SpanExporter", JsonLinesSpanExporter(path))
         provider.add_span_processor(SimpleSpanProcessor(exporter))
     trace.set_tracer_provider(provider)
+    instrument()
     _configured = True
     return True
+
+
+def resource() -> Any:
+    """The process's OpenTelemetry resource: the SDK's defaults, our service name over them,
+    then the operator's ``OTEL_RESOURCE_ATTRIBUTES`` and ``OTEL_SERVICE_NAME`` over ours."""
+    from opentelemetry.sdk.resources import OTELResourceDetector, Resource
+
+    ours = Resource.create({"service.name": DEFAULT_SERVICE_NAME})
+    return ours.merge(OTELResourceDetector().detect())
+
+
+def instrument() -> list[str]:
+    """Switch on the Django, Celery and psycopg instrumentations that are installed and not
+    disabled; the names of those switched on (each at most once per process)."""
+    import importlib
+
+    disabled = {
+        name.strip()
+        for name in os.environ.get("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", "").split(",")
+    }
+    switched_on = []
+    for name, (module_name, class_name) in INSTRUMENTATIONS.items():
+        if name in disabled:
+            continue
+        try:
+            instrumentor = getattr(importlib.import_module(module_name), class_name)()
+        except ImportError:
+            logger.warning(
+                "tracing without %s spans: %s is not installed (pip install 'superstep[tracing]')",
+                name,
+                module_name,
+            )
+            continue
+        if not instrumentor.is_instrumented_by_opentelemetry:
+            instrumentor.instrument()
+        switched_on.append(name)
+    return switched_on
 
 
 class JsonLinesSpanExporter:

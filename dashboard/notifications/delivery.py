@@ -9,7 +9,8 @@ receiver verifies them.
 Rows are written by services in the transaction that raised the request or opened the
 incident (``services.approvals``, ``services.alert_notifications``); delivery is a Celery
 task enqueued after commit (``notifications.tasks``), and a failed attempt is retried with
-backoff by the periodic sweep.
+backoff by the periodic sweep: ``retry_delay``, exponential with jitter, so the notifications
+that failed together (a receiver that was down) do not all come back in the same sweep.
 
 One delivery is three steps, and the email or HTTP call happens with no transaction open (a
 slow receiver must not hold a row lock or a SQLite write lock for up to the timeout):
@@ -28,6 +29,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import random
 import uuid
 from dataclasses import dataclass
 
@@ -41,7 +43,7 @@ from dashboard import outbound
 from dashboard.models import ApprovalRule, Notification
 from dashboard.services.alert_notifications import alert_notification_sent
 
-__all__ = ["Claim", "claim", "deliver", "due_for_retry", "signed_headers"]
+__all__ = ["Claim", "claim", "deliver", "due_for_retry", "retry_delay", "signed_headers"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +53,18 @@ WEBHOOK_TIMEOUT_SECONDS = 10
 # server's usual one), so a live attempt is never taken over; a dead one is retried after it.
 CLAIM_SECONDS = 120
 SECRET_PREFIX = "whsec_"
+# The retry after the n-th failed attempt: 5 s doubled each time, at most an hour, of which a
+# random part (up to half) is taken off.
+RETRY_BASE_SECONDS = 5
+RETRY_MAX_SECONDS = 3600
+
+
+def retry_delay(attempts: int, *, rand: random.Random | None = None) -> dt.timedelta:
+    """How long to wait after ``attempts`` failed attempts: the capped exponential backoff
+    times a random factor in [0.5, 1) ("equal jitter": never less than half the backoff)."""
+    backoff = min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS * 2 ** min(attempts, 20))
+    factor = 0.5 + (rand or random).random() / 2
+    return dt.timedelta(seconds=backoff * factor)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +88,8 @@ def deliver(notification_id: int) -> bool:
         _send(note)
     except Exception as exc:  # noqa: BLE001 -- any transport failure: record it, retry later
         error = f"{type(exc).__name__}: {exc}"[:2000]
-        backoff = dt.timedelta(seconds=min(3600, 5 * 2**note.attempts))
-        _record(attempt, last_error=error, next_attempt_at=timezone.now() + backoff)
+        delay = retry_delay(note.attempts)
+        _record(attempt, last_error=error, next_attempt_at=timezone.now() + delay)
         return False
     sent = _record(attempt, sent_at=timezone.now())
     if sent:

@@ -1,9 +1,11 @@
 """Five-field cron expressions, and when they next fire in a time zone.
 
-Our own, small parser rather than a library: ``croniter`` was declared abandoned by its author
-(pallets-eco has taken it over since), and ``cronsim`` (kept, and good) deliberately copies
-Debian cron's DST quirks, where a job whose hour field is a wildcard fires twice in a repeated
-hour and others once. A schedule here follows one rule whatever the expression, which the page
+Our own, small parser rather than a library, because the two kept ones break a rule a
+schedule here must keep, with the expressions that show it tested in tests/dashboard/services/
+test_cron.py. ``croniter`` (maintained again, by pallets-eco) fires ``30 2 * * *`` twice on the
+night the clocks go back in Europe, and accepts ``0 0 31 4 *``, a date that never comes.
+``cronsim`` copies Debian cron's DST handling, which runs ``0,30 * * * *`` in both passes of
+the repeated hour. A schedule here follows one rule whatever the expression, which the page
 states in a sentence:
 
 * a local time that does not exist (the clocks jump forward over it) fires once, at the first

@@ -1,7 +1,8 @@
 """A small OpenID Connect provider on a real local port, for the single sign-on tests.
 
 It speaks the authorization-code flow the dashboard uses (with PKCE and a nonce), signs ID
-tokens with an RSA key of its own and publishes it as a JWKS. A test says who signs in next
+tokens with an RSA key of its own and publishes it as a JWKS, and describes itself at
+``/.well-known/openid-configuration`` (OpenID Connect Discovery). A test says who signs in next
 (``provider.next_account``) and may make the provider misbehave (``provider.misbehave``).
 """
 
@@ -36,11 +37,12 @@ class FakeProvider:
     # The account the next /authorize signs in: claims for the ID token and user-info.
     next_account: dict[str, Any] = field(default_factory=dict)
     # "", "token_500", "wrong_audience", "wrong_issuer", "bad_signature", "other_sub",
-    # "slow_token", "garbage_token", "deny"
+    # "slow_token", "garbage_token", "deny", "discovery_other_issuer", "discovery_500"
     misbehave: str = ""
     codes: dict[str, dict[str, Any]] = field(default_factory=dict)
     access_tokens: dict[str, dict[str, Any]] = field(default_factory=dict)
     token_requests: int = 0
+    discovery_requests: int = 0
 
     def settings(self) -> dict[str, Any]:
         """The Django settings that point the dashboard at this provider."""
@@ -55,6 +57,33 @@ class FakeProvider:
             "OIDC_OP_USER_ENDPOINT": f"{self.base_url}/userinfo",
             "OIDC_OP_JWKS_ENDPOINT": f"{self.base_url}/jwks",
             "OIDC_TIMEOUT": 2,
+        }
+
+    def discovery_settings(self) -> dict[str, Any]:
+        """The settings that name only the issuer: the endpoints are to be discovered."""
+        return {
+            **self.settings(),
+            "OIDC_OP_AUTHORIZATION_ENDPOINT": "",
+            "OIDC_OP_TOKEN_ENDPOINT": "",
+            "OIDC_OP_USER_ENDPOINT": "",
+            "OIDC_OP_JWKS_ENDPOINT": "",
+        }
+
+    def configuration(self) -> dict[str, Any]:
+        """The discovery document (the fields the dashboard reads, and a few more)."""
+        issuer = (
+            self.issuer if self.misbehave != "discovery_other_issuer" else "https://evil.example"
+        )
+        return {
+            "issuer": issuer,
+            "authorization_endpoint": f"{self.base_url}/authorize",
+            "token_endpoint": f"{self.base_url}/token",
+            "userinfo_endpoint": f"{self.base_url}/userinfo",
+            "jwks_uri": f"{self.base_url}/jwks",
+            "response_types_supported": ["code"],
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": ["RS256"],
+            "code_challenge_methods_supported": ["S256"],
         }
 
     def jwks(self) -> dict[str, Any]:
@@ -96,6 +125,12 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             query = {k: v[0] for k, v in parse_qs(url.query).items()}
             if url.path == "/authorize":
                 self._authorize(query)
+            elif url.path == "/.well-known/openid-configuration":
+                provider.discovery_requests += 1
+                if provider.misbehave == "discovery_500":
+                    self._json(500, {"error": "server_error"})
+                else:
+                    self._json(200, provider.configuration())
             elif url.path == "/jwks":
                 self._json(200, provider.jwks())
             elif url.path == "/userinfo":

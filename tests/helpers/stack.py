@@ -280,6 +280,19 @@ class Stack:
         assert status == 201, body
         return str(body["id"])
 
+    def approve(self, token: str, run_id: str, response: dict[str, Any]) -> None:
+        """Approve the run's one pending request through the API, as its approver would."""
+        status, body = self.api("GET", "/api/approvals/", token)
+        assert status == 200, body
+        (request,) = [a for a in body["approvals"] if a["run_id"] == run_id]
+        status, decided = self.api(
+            "POST",
+            f"/api/approvals/{request['request_id']}/decide/",
+            token,
+            {"decision": "approve", "response": response},
+        )
+        assert status == 200, decided
+
 
 @contextlib.contextmanager
 def deployed(

@@ -299,7 +299,7 @@ def test_the_callback_state_is_kept_per_attempt(client: Client, provider: FakePr
             "SUPERSTEP_OIDC_ROLES item 'staff=Superuser'",
         ),
         ({"SUPERSTEP_OIDC_ROLES": "staff=Viewer@"}, "SUPERSTEP_OIDC_ROLES item 'staff=Viewer@'"),
-        ({"SUPERSTEP_OIDC_TOKEN_URL": ""}, "also needs SUPERSTEP_OIDC_TOKEN_URL"),
+        ({"SUPERSTEP_OIDC_ISSUER": ""}, "also needs SUPERSTEP_OIDC_ISSUER"),
     ],
 )
 def test_a_process_with_single_sign_on_misconfigured_does_not_start(
@@ -356,3 +356,58 @@ def test_a_group_can_map_to_a_role_for_one_workflow_only(
     assert roles(user) == [] and "_auth_user_id" in client.session
     assert sso.role_map().grants_for(["payments-ops"]) == [("Operator", "squares")]
     assert services.visible_workflows(User.objects.get(pk=user.pk)) == frozenset({"squares"})
+
+
+@pytest.fixture
+def discovered(provider: FakeProvider, settings: Any) -> FakeProvider:
+    """The provider configured by its issuer alone: the endpoints are discovered."""
+    for name, value in provider.discovery_settings().items():
+        setattr(settings, name, value)
+    return provider
+
+
+def test_discovery_finds_the_endpoints_from_the_issuer_once_per_process(
+    client: Client, discovered: FakeProvider
+) -> None:
+    answer = sign_in(client, discovered, ANA, next_url="/approvals/")
+    client.logout()
+    again = sign_in(client, discovered, ANA)
+
+    assert answer.status_code == again.status_code == 302
+    assert answer["Location"] == "/approvals/"
+    assert roles(User.objects.get(sso_identity__subject="00u-ana-1")) == ["Operator", "Viewer"]
+    assert discovered.discovery_requests == 1
+    assert discovered.token_requests == 2
+
+
+def test_discovery_is_skipped_when_every_endpoint_is_given(
+    client: Client, provider: FakeProvider
+) -> None:
+    sign_in(client, provider, ANA)
+
+    assert "_auth_user_id" in client.session
+    assert provider.discovery_requests == 0
+
+
+def test_an_endpoint_given_explicitly_wins_over_the_discovered_one(
+    client: Client, discovered: FakeProvider, settings: Any
+) -> None:
+    settings.OIDC_OP_TOKEN_ENDPOINT = "http://127.0.0.1:9/token"  # nothing listens there
+
+    sign_in(client, discovered, ANA)
+
+    assert "Acme ID did not answer as expected" in login_page_error(client)
+    assert discovered.discovery_requests == 1 and discovered.token_requests == 0
+
+
+@pytest.mark.parametrize("misbehave", ["discovery_other_issuer", "discovery_500"])
+def test_a_discovery_document_that_fails_or_names_another_issuer_starts_no_sign_in(
+    client: Client, discovered: FakeProvider, misbehave: str
+) -> None:
+    discovered.misbehave = misbehave
+
+    start = client.get("/oidc/authenticate/", {"next": "/runs/"})
+
+    assert start.status_code == 302 and start["Location"] == "/login/"
+    assert "Acme ID failed: it did not answer as expected" in login_page_error(client)
+    assert discovered.token_requests == 0

@@ -1,6 +1,8 @@
 """One trace per run across Celery workers: a run that starts on one ``celery worker``, waits
 for a person and is resumed by another worker (the first one gone meanwhile) stays one trace,
-the resumed ``workflow.run`` span a child of the first."""
+the resumed ``workflow.run`` span a child of the first. And with the Django, Celery and psycopg
+instrumentations the request that starts a run, the task that executes it and their SQL are
+that same trace."""
 
 from __future__ import annotations
 
@@ -15,6 +17,9 @@ import pytest
 from tests.helpers.stack import Stack, deployed, production_env, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
+
+# The Celery instrumentation's span of the worker executing a run.
+TASK_SPAN = "run/dashboard.execute_run"
 
 
 @pytest.fixture
@@ -53,15 +58,7 @@ def test_a_run_resumed_by_another_celery_worker_continues_its_trace(
     stack.kill("w1")  # gone for good: the run can only go on elsewhere
     stack.worker("w2")
 
-    status, body = stack.api("GET", "/api/approvals/", token)
-    (request,) = [a for a in body["approvals"] if a["run_id"] == run_id]
-    status, decided = stack.api(
-        "POST",
-        f"/api/approvals/{request['request_id']}/decide/",
-        token,
-        {"decision": "approve", "response": {"discount_percent": 5, "note": ""}},
-    )
-    assert status == 200, decided
+    stack.approve(token, run_id, {"discount_percent": 5, "note": ""})
     run = stack.wait_for_run(run_id, "completed", "failed")
     assert run["status"] == "completed", run["traceback"]
 
@@ -76,6 +73,50 @@ def test_a_run_resumed_by_another_celery_worker_continues_its_trace(
     assert opened["pid"] == first.pid and resumed["pid"] != first.pid
     assert resumed["trace_id"] == opened["trace_id"] == run["trace_id"]
     assert resumed["parent_span_id"] == opened["span_id"]
-    assert {s["trace_id"] for s in spans} == {opened["trace_id"]}
+    engine = [s for s in spans if s["name"].startswith(("workflow.", "executor."))]
+    assert {s["trace_id"] for s in engine} == {opened["trace_id"]}
     by_process = {s["pid"] for s in spans if s["name"] == "executor.process"}
     assert by_process == {opened["pid"], resumed["pid"]}
+
+
+def test_the_request_starting_a_run_its_task_and_their_sql_are_one_trace(
+    traced: tuple[Stack, Path],
+) -> None:
+    stack, spans_file = traced
+    token = str(stack.driver("user", "tracy", "Operator"))
+    worker = stack.worker("w1")
+    run_id = stack.start_run(token, "squares", {"limit": 2, "work_ms": 0})
+    run = stack.wait_for_run(run_id, "completed", "failed")
+    assert run["status"] == "completed", run["traceback"]
+
+    def ended(name: str) -> dict[str, Any] | None:
+        found = [s for s in spans_in(spans_file) if s["name"].startswith(name)]
+        return found[0] if found else None
+
+    # The task's span ends after the run's, once the task returns: wait for both.
+    wait_for(lambda: ended(TASK_SPAN) is not None, "the task span", stack.log)
+    run_span = ended("workflow.run")
+    assert run_span is not None
+    trace = [s for s in spans_in(spans_file) if s["trace_id"] == run["trace_id"]]
+    by_id = {s["span_id"]: s for s in trace}
+    (root,) = [s for s in trace if s["parent_span_id"] is None]
+    # The trace starts at the web server's request span.
+    attributes = root["attributes"]
+    assert attributes.get("http.request.method", attributes.get("http.method")) == "POST", root
+    assert root["pid"] != worker.pid
+    # The worker's task span hangs under the request (through the message's headers)...
+    (task,) = [s for s in trace if s["name"] == TASK_SPAN and s["pid"] == worker.pid]
+    assert _ancestors(task, by_id)[-1] == root
+    # ...and the engine's run span under the task.
+    assert task in _ancestors(by_id[run_span["span_id"]], by_id)
+    sql = [s for s in trace if s["attributes"].get("db.system") == "postgresql"]
+    assert {s["pid"] for s in sql} == {root["pid"], worker.pid}
+
+
+def _ancestors(span: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The span's parent, its parent's parent, ... up to the trace's root."""
+    chain = []
+    while span["parent_span_id"] is not None:
+        span = by_id[span["parent_span_id"]]
+        chain.append(span)
+    return chain

@@ -198,3 +198,29 @@ def test_cron_a_skipped_midnight_fires_at_the_first_minute_of_the_day() -> None:
     (moment,) = fires("0 0 * * *", utc(2026, 9, 5, 12), santiago, 1)
 
     assert moment.astimezone(santiago).strftime("%Y-%m-%d %H:%M") == "2026-09-06 01:00"
+
+
+# Why the parser is our own (the module docstring): the cases the kept libraries get wrong.
+# Paris, 2026-10-25: 03:00 CEST becomes 02:00 CET, so 02:00-02:59 happens twice (00:00-00:59
+# UTC and 01:00-01:59 UTC).
+
+
+def test_cron_30_2_fires_once_on_the_night_the_clocks_go_back() -> None:
+    moments = fires("30 2 * * *", utc(2026, 10, 24, 12), PARIS, 2)
+
+    assert moments == [utc(2026, 10, 25, 0, 30), utc(2026, 10, 26, 1, 30)]
+    assert moments[0].astimezone(PARIS).strftime("%H:%M %Z") == "02:30 CEST"
+
+
+def test_cron_refuses_31_april_a_date_that_never_comes() -> None:
+    with pytest.raises(cron.CronError) as refused:
+        cron.parse("0 0 31 4 *")
+
+    assert str(refused.value) == "'0 0 31 4 *' names a day that never occurs"
+
+
+def test_cron_on_the_hour_and_half_hour_runs_once_through_the_repeated_hour() -> None:
+    moments = fires("0,30 * * * *", utc(2026, 10, 24, 23, 45), PARIS, 5)
+
+    local = [m.astimezone(PARIS).strftime("%H:%M %Z") for m in moments]
+    assert local == ["02:00 CEST", "02:30 CEST", "03:00 CET", "03:30 CET", "04:00 CET"]
