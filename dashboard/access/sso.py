@@ -22,6 +22,7 @@ What it leaves to us, and what this module adds:
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
@@ -40,6 +41,7 @@ from django.utils import timezone
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
+from dashboard import outbound
 from dashboard.access import audit, authz
 from dashboard.access.authz import ROLE_NAMES
 from dashboard.models import AuditEntry, SingleSignOnIdentity, WorkflowGrant
@@ -125,6 +127,8 @@ ENDPOINTS = {
     "OIDC_OP_USER_ENDPOINT": "userinfo_endpoint",
     "OIDC_OP_JWKS_ENDPOINT": "jwks_uri",
 }
+# The endpoints this server calls itself (the authorization endpoint is the browser's).
+SERVER_CALLED = ("OIDC_OP_TOKEN_ENDPOINT", "OIDC_OP_USER_ENDPOINT", "OIDC_OP_JWKS_ENDPOINT")
 _discovered: dict[str, dict[str, str]] = {}  # issuer -> its endpoints, once fetched
 _discovering = threading.Lock()
 
@@ -157,10 +161,12 @@ def _discover(issuer: str) -> dict[str, str]:
 def _fetch_configuration(issuer: str) -> dict[str, str]:
     url = issuer.rstrip("/") + "/.well-known/openid-configuration"
     try:
-        answer = requests.get(url, timeout=getattr(settings, "OIDC_TIMEOUT", 10))
-        answer.raise_for_status()
-        document = answer.json()
-    except (requests.RequestException, ValueError) as exc:
+        # Through the guarded client, as every URL the server calls (dashboard/outbound.py).
+        answer = outbound.send("GET", url, timeout=getattr(settings, "OIDC_TIMEOUT", 10))
+        if answer.status != 200:
+            raise DiscoveryFailed(f"{url} answered {answer.status}")
+        document = json.loads(answer.body)
+    except (outbound.OutboundError, ValueError) as exc:
         raise DiscoveryFailed(f"{url}: {type(exc).__name__}: {exc}") from exc
     if not isinstance(document, dict) or document.get("issuer") != issuer:
         raise DiscoveryFailed(f"{url} does not describe the issuer {issuer!r}")
@@ -196,6 +202,10 @@ class ProviderBackend(OIDCAuthenticationBackend):  # type: ignore[misc]  # untyp
         if not (request.GET.get("code") and request.GET.get("state")):
             return None  # not the provider's callback (a password sign-in, say)
         found = endpoints()  # DiscoveryFailed reaches CallbackView, which says so
+        for name in SERVER_CALLED:
+            # The library calls these with requests: each is checked as the guarded client
+            # checks its own targets (an internal address is refused) before it does.
+            outbound.check_url(found[name])
         self.OIDC_OP_TOKEN_ENDPOINT = found["OIDC_OP_TOKEN_ENDPOINT"]
         self.OIDC_OP_USER_ENDPOINT = found["OIDC_OP_USER_ENDPOINT"]
         self.OIDC_OP_JWKS_ENDPOINT = found["OIDC_OP_JWKS_ENDPOINT"]
@@ -374,6 +384,13 @@ class CallbackView(OIDCAuthenticationCallbackView):  # type: ignore[misc]  # unt
             response: HttpResponse = super().get(request)
         except SignInRefused as exc:
             return self._failed(request, str(exc))
+        except outbound.OutboundRefused as exc:
+            logger.warning("single sign-on refused to call the provider: %s", exc)
+            return self._failed(
+                request,
+                f"{provider_name()} is configured at an address this server does not call;"
+                " tell an administrator",
+            )
         except (SuspiciousOperation, jwt.PyJWTError) as exc:
             logger.warning("single sign-on refused: %s", exc)
             return self._failed(request, "the sign-in could not be verified; please try again")

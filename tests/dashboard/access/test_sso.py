@@ -411,3 +411,15 @@ def test_a_discovery_document_that_fails_or_names_another_issuer_starts_no_sign_
     assert start.status_code == 302 and start["Location"] == "/login/"
     assert "Acme ID failed: it did not answer as expected" in login_page_error(client)
     assert discovered.token_requests == 0
+
+
+def test_a_provider_at_an_address_the_server_does_not_call_signs_nobody_in(
+    client: Client, provider: FakeProvider, settings: Any
+) -> None:
+    settings.SUPERSTEP_OUTBOUND_ALLOW = []  # the provider listens on 127.0.0.1: now refused
+
+    answer = sign_in(client, provider, ANA)
+
+    assert answer.status_code == 302 and answer["Location"] == "/login/"
+    assert "at an address this server does not call" in login_page_error(client)
+    assert provider.token_requests == 0  # refused before the library sent the code
