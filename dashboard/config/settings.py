@@ -252,6 +252,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # /healthz and /readyz, before the host check and HTTPS redirect that would refuse probes.
+    "dashboard.observability.health.HealthProbes",
     "django.middleware.security.SecurityMiddleware",
     # Right after SecurityMiddleware so static files skip sessions and auth entirely.
     "whitenoise.middleware.WhiteNoiseMiddleware",
