@@ -11,6 +11,9 @@ sweeper, approval deadlines, notification retries, retention). Celery's own sche
 django-celery-beat (which pins an older Django): the schedule is code, and exactly-once per
 period comes from a database claim each task makes (``dashboard.execution.periodic``), so a
 second beat process or a message delivered twice runs nothing twice.
+
+A warm shutdown (SIGTERM) raises ``dashboard.execution.shutdown``'s flag: each run the worker
+executes stops after its next superstep commit and goes back to the queue for another worker.
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_init, worker_process_shutdown
+from celery.signals import worker_process_init, worker_process_shutdown, worker_shutting_down
 
 from dashboard.catalog.periodic_jobs import PERIODIC_JOBS
+from dashboard.execution import shutdown
 from dashboard.instruments.processes import forget_celery_child
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.config.settings")
@@ -51,6 +55,9 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["dashboard.execution", "dashboard.notifications"])
 # A prefork child leaves with os._exit, past atexit: its live metric gauges are dropped here.
 worker_process_shutdown.connect(forget_celery_child)
+# SIGTERM: each run stops after its next commit and hands its lease back. Imported here, in the
+# main process before it forks, so that the children share the flag.
+worker_shutting_down.connect(shutdown.request)
 
 
 def _warm_up(**kwargs: Any) -> None:
