@@ -18,13 +18,21 @@ executes stops after its next superstep commit and goes back to the queue for an
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_init, worker_process_shutdown, worker_shutting_down
+from celery.signals import (
+    after_setup_logger,
+    after_setup_task_logger,
+    worker_process_init,
+    worker_process_shutdown,
+    worker_shutting_down,
+)
 
 from dashboard.catalog.periodic_jobs import PERIODIC_JOBS
+from dashboard.core.logs import JsonFormatter
 from dashboard.execution import shutdown
 from dashboard.instruments.processes import forget_celery_child
 
@@ -68,6 +76,20 @@ def _warm_up(**kwargs: Any) -> None:
 
 # A new child connects to Redis before its first run streams words through it.
 worker_process_init.connect(_warm_up)
+
+
+def _log_format(logger: logging.Logger, **kwargs: Any) -> None:
+    """Celery sets up its own handlers (for ``--loglevel``, ``--logfile``); with
+    ``SUPERSTEP_LOG_FORMAT=json`` their lines are JSON objects as the other processes' are."""
+    from django.conf import settings
+
+    if settings.SUPERSTEP_LOG_FORMAT == "json":
+        for handler in logger.handlers:
+            handler.setFormatter(JsonFormatter())
+
+
+after_setup_logger.connect(_log_format)
+after_setup_task_logger.connect(_log_format)
 app.conf.beat_schedule = {
     job.name: {
         "task": job.task,

@@ -539,12 +539,22 @@ SUPERSTEP_METRICS_REAP_DEAD_PROCESSES = env_bool("SUPERSTEP_METRICS_REAP_DEAD_PR
 # ------------------------------------------------------------------------------ logging
 
 LOG_LEVEL: str = env.str("LOG_LEVEL", "INFO").upper()
+# "json": one JSON object per line, with the run's id, workflow, superstep and trace id where
+# known (dashboard/core/logs.py), for a log pipeline; "plain" text lines by default.
+SUPERSTEP_LOG_FORMAT: str = env.str("SUPERSTEP_LOG_FORMAT", "plain").strip().lower() or "plain"
+if SUPERSTEP_LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured(
+        f"SUPERSTEP_LOG_FORMAT={SUPERSTEP_LOG_FORMAT!r}: use plain (the default) or json"
+    )
 LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {"()": "dashboard.core.logs.JsonFormatter"},
+    },
     # Containers collect stderr; Django's default mails errors to ADMINS, which we lack.
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": SUPERSTEP_LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
         "dashboard": {"level": LOG_LEVEL},

@@ -31,12 +31,14 @@ from django.db import InterfaceError, OperationalError
 
 from dashboard import catalog, selectors, services
 from dashboard.checkpoints.storage import DjangoCheckpointStorage
+from dashboard.core import logs
 from dashboard.execution import shutdown
 from dashboard.execution.agent_replies import ModelCalls, Pending, ReplyJoin, drain
 from dashboard.instruments import metrics
 from dashboard.models import RunStatus
 from workflows import WorkflowCheckpoint, WorkflowEvent, WorkflowRunState, observing
 from workflows.storage import SplitCheckpoint, encode
+from workflows.tracing import TRACE_KEY, trace_id_of
 
 __all__ = ["execute"]
 
@@ -74,17 +76,23 @@ def _ours[**P, R](call: Callable[P, R]) -> Callable[P, Awaitable[R]]:
 
 def execute(run_id: str) -> None:
     """Run the engine for ``run_id`` if this worker can take its lease; else do nothing."""
-    lease = services.lease_acquire(run_id, services.worker_identity())
-    if lease is None:
-        return
-    # Not asyncio.run: async_to_sync runs the engine's thread-sensitive database calls back on
-    # this thread, whose connections Celery (and the embedded pool) check and close around
-    # each task. Under asyncio.run they went to asgiref's shared executor thread, whose
-    # connection nobody checks: once the database dropped it, every later run failed.
+    # Every line logged meanwhile names the run (and, once known, its workflow, superstep and
+    # trace): the JSON log format's fields.
+    fields = logs.bind(run_id=str(run_id))
     try:
-        async_to_sync(_drive)(lease)
-    except (_DatabaseLost, *_CONNECTION_LOST):
-        _hand_back(lease)
+        lease = services.lease_acquire(run_id, services.worker_identity())
+        if lease is None:
+            return
+        # Not asyncio.run: async_to_sync runs the engine's thread-sensitive database calls back
+        # on this thread, whose connections Celery (and the embedded pool) check and close
+        # around each task. Under asyncio.run they went to asgiref's shared executor thread,
+        # whose connection nobody checks: once the database dropped it, every later run failed.
+        try:
+            async_to_sync(_drive)(lease)
+        except (_DatabaseLost, *_CONNECTION_LOST):
+            _hand_back(lease)
+    finally:
+        logs.unbind(fields)
 
 
 def _hand_back(lease: services.Lease) -> None:
@@ -136,6 +144,8 @@ class _RunStorage(DjangoCheckpointStorage):
             checkpoint_id = await super().save(checkpoint)
         except _CONNECTION_LOST as exc:
             raise _DatabaseLost(f"checkpoint_commit: {exc}") from exc
+        if trace_id := trace_id_of(checkpoint.metadata.get(TRACE_KEY)):
+            logs.bind(trace_id=trace_id)
         if shutdown.requested():
             raise _ShuttingDown(checkpoint_id)
         return checkpoint_id
@@ -240,6 +250,7 @@ async def _drive(lease: services.Lease) -> None:
         if await sync_to_async(services.attempt_version)(lease) is None:
             return  # parked: its version is gone and the deployed one cannot carry it
         plan = await sync_to_async(services.execution_plan)(lease)
+        logs.bind(workflow=plan.workflow_name)
         prices = await sync_to_async(selectors.price_table)()
         workflow = catalog.build(
             plan.workflow_name,
@@ -271,7 +282,9 @@ async def _drive(lease: services.Lease) -> None:
         metrics.attempt_started(plan.workflow_name)
         with observing(ModelCalls(lease.run_id, pending, prices)):
             async for event in stream:
-                if event.type == "superstep_completed":
+                if event.type == "superstep_started":
+                    logs.bind(superstep=event.iteration)  # before its handlers start
+                elif event.type == "superstep_completed":
                     continue  # the storage records it in the checkpoint's own transaction
                 join.add(event)
         # The stream's own final state: graph and functional workflows both report it there.
