@@ -34,6 +34,7 @@ from celery.signals import (
 from dashboard.catalog.periodic_jobs import PERIODIC_JOBS
 from dashboard.core.logs import JsonFormatter
 from dashboard.execution import shutdown
+from dashboard.execution.heartbeat import Heartbeat
 from dashboard.instruments.processes import forget_celery_child
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.config.settings")
@@ -66,6 +67,8 @@ worker_process_shutdown.connect(forget_celery_child)
 # SIGTERM: each run stops after its next commit and hands its lease back. Imported here, in the
 # main process before it forks, so that the children share the flag.
 worker_shutting_down.connect(shutdown.request)
+# SUPERSTEP_WORKER_HEARTBEAT_FILE: a file the worker touches while its event loop turns.
+app.steps["worker"].add(Heartbeat)
 
 
 def _warm_up(**kwargs: Any) -> None:

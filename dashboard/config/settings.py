@@ -511,6 +511,10 @@ if SUPERSTEP_BASE_URL and not SUPERSTEP_BASE_URL.startswith(("https://", "http:/
         f"SUPERSTEP_BASE_URL={SUPERSTEP_BASE_URL!r} must start with https:// or http://"
     )
 
+# A file each Celery worker touches every few seconds and removes when it stops, for an
+# orchestrator's probe (dashboard/execution/heartbeat.py). Empty: none.
+SUPERSTEP_WORKER_HEARTBEAT_FILE: str = env.str("SUPERSTEP_WORKER_HEARTBEAT_FILE", "").strip()
+
 # ------------------------------------------------------------------------------ tracing
 
 # OpenTelemetry traces of runs (workflows/tracing.py; needs the "tracing" extra). Exported with

@@ -1,4 +1,5 @@
-"""Graceful shutdown with real processes: SIGTERM to the Celery worker that holds a run.
+"""Graceful shutdown and readiness of real workers: SIGTERM to the Celery worker that holds a
+run, and the heartbeat file (dashboard/execution/heartbeat.py) and ``celery inspect ping``.
 
 Two ``celery -A dashboard worker --pool prefork --concurrency 1`` (the production pool: the run
 executes in a child, the signal reaches the main process only, as ``docker stop`` or Kubernetes
@@ -6,7 +7,7 @@ send it), Daphne, PostgreSQL and Redis; no beat and a 30 s lease, so nothing but
 can move the run. A ``squares`` run of 300 ms supersteps is signalled mid-run: the lease moves
 to the other worker within 2 s of the signal, the signalled worker exits by itself (code 0),
 and the run completes with the right output from one unbroken chain, every superstep once,
-with no worker counted lost.
+with no worker counted lost; the signalled worker's heartbeat file is gone.
 """
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from dashboard.config.settings import BASE_DIR
+from dashboard.execution.heartbeat import EVERY
 from tests.helpers.stack import Stack, lineage_is_unbroken, migrated_deployment, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
@@ -44,6 +49,7 @@ def stack(
         logs,
         SUPERSTEP_LEASE_SECONDS="30",
         SUPERSTEP_BACKGROUND_SERVICES="0",
+        SUPERSTEP_WORKER_HEARTBEAT_FILE=str(logs / "%n.heartbeat"),
     ) as deployment:
         deployment.daphne()
         for name in ("w1", "w2"):
@@ -55,6 +61,10 @@ def parent_pid(pid: int) -> int:
     # /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces, not ")".
     stat = Path(f"/proc/{pid}/stat").read_text()
     return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def heartbeat(stack: Stack, worker: str) -> Path:
+    return stack.logs / f"{worker}.heartbeat"
 
 
 def ready(stack: Stack, worker: str) -> bool:
@@ -93,6 +103,7 @@ def test_sigterm_moves_the_run_to_the_other_worker_within_2_s_and_it_completes(
     noticed = time.time() - signalled
 
     assert process.wait(30) == 0  # the warm shutdown ended: its task returned
+    assert not heartbeat(stack, victim).exists() and heartbeat(stack, survivor).exists()
     run = stack.wait_for_run(run_id, "completed", "failed")
     assert run["status"] == "completed", run["traceback"]
     assert run["output"] == {"$t": "dict", "v": [[n, n * n] for n in range(1, 11)]}
@@ -120,3 +131,30 @@ def test_sigterm_moves_the_run_to_the_other_worker_within_2_s_and_it_completes(
         f" {moved:.2f} s (seen by the test after {noticed:.2f} s)"
     )
     assert moved < MOVED_WITHIN, moved
+
+
+def test_a_running_worker_keeps_touching_its_heartbeat_file_and_answers_a_ping(
+    stack: Stack,
+) -> None:
+    worker = next(name for name in ("w1", "w2") if stack.processes[name].poll() is None)
+    beat = heartbeat(stack, worker)
+    wait_for(beat.exists, f"{worker}'s heartbeat file", stack.log)
+    first = beat.stat().st_mtime
+    wait_for(
+        lambda: beat.exists() and beat.stat().st_mtime > first,
+        "the file touched again",
+        stack.log,
+        timeout=EVERY * 4,
+    )
+
+    ping = subprocess.run(
+        [sys.executable, "-m", "celery", "-A", "dashboard", "inspect", "ping", "-t", "10"],
+        cwd=BASE_DIR,
+        env=stack.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert ping.returncode == 0 and f"{worker}@" in ping.stdout, ping.stdout + ping.stderr
+    assert "pong" in ping.stdout
