@@ -1,5 +1,6 @@
-"""Graceful shutdown and readiness of real workers: SIGTERM to the Celery worker that holds a
-run, and the heartbeat file (dashboard/execution/heartbeat.py) and ``celery inspect ping``.
+"""Graceful shutdown with real processes: SIGTERM to the Celery worker that holds a run and to
+the web servers holding websockets; and the workers' readiness, the heartbeat file
+(dashboard/execution/heartbeat.py) and ``celery inspect ping``.
 
 Two ``celery -A dashboard worker --pool prefork --concurrency 1`` (the production pool: the run
 executes in a child, the signal reaches the main process only, as ``docker stop`` or Kubernetes
@@ -8,10 +9,16 @@ can move the run. A ``squares`` run of 300 ms supersteps is signalled mid-run: t
 to the other worker within 2 s of the signal, the signalled worker exits by itself (code 0),
 and the run completes with the right output from one unbroken chain, every superstep once,
 with no worker counted lost; the signalled worker's heartbeat file is gone.
+
+A web server signalled with a browser's socket open closes it with a code static/js/live.js
+reconnects on, and exits within a bound: the README's uvicorn command sends 1012 (service
+restart) from each worker process; Daphne drops the connection, which the browser sees as
+1006 (abnormal closure).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -22,10 +29,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import websockets
 
 from dashboard.config.settings import BASE_DIR
 from dashboard.execution.heartbeat import EVERY
-from tests.helpers.stack import Stack, lineage_is_unbroken, migrated_deployment, wait_for
+from tests.dashboard.integration.test_production_server import _on_port, readme_server_command
+from tests.helpers.stack import (
+    Stack,
+    answers,
+    free_port,
+    lineage_is_unbroken,
+    migrated_deployment,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
@@ -158,3 +174,55 @@ def test_a_running_worker_keeps_touching_its_heartbeat_file_and_answers_a_ping(
     )
     assert ping.returncode == 0 and f"{worker}@" in ping.stdout, ping.stdout + ping.stderr
     assert "pong" in ping.stdout
+
+
+ENDS_WITHIN = 10.0  # seconds from SIGTERM to a web server's exit, its sockets closed
+
+
+async def close_after_sigterm(base_url: str, cookie: str, pid: int) -> tuple[int, float]:
+    """Open the runs socket, SIGTERM ``pid``: the code the socket closed with (1006 when no
+    close frame came), and the seconds until it closed."""
+    url = base_url.replace("http://", "ws://") + "/ws/runs/"
+    headers = {"Cookie": cookie, "Origin": base_url}
+    async with websockets.connect(url, additional_headers=headers) as socket:
+        signalled = time.monotonic()
+        os.kill(pid, signal.SIGTERM)
+        try:
+            async with asyncio.timeout(ENDS_WITHIN):
+                while True:
+                    await socket.recv()
+        except websockets.ConnectionClosed as closed:
+            code = closed.rcvd.code if closed.rcvd is not None else 1006
+        return code, time.monotonic() - signalled
+
+
+@pytest.fixture(scope="module")
+def cookie(stack: Stack) -> str:
+    stack.driver("user", "uma", "Viewer")
+    return f"sessionid={stack.driver('session', 'uma')}"
+
+
+@pytest.mark.parametrize(
+    ("server", "code"),
+    [pytest.param("uvicorn", 1012, id="uvicorn"), pytest.param("daphne", 1006, id="daphne")],
+)
+def test_a_web_server_signalled_closes_its_sockets_with_a_code_the_page_reconnects_on(
+    stack: Stack, cookie: str, server: str, code: int
+) -> None:
+    port = free_port()
+    if server == "uvicorn":
+        command = [sys.executable, "-m", *_on_port(readme_server_command(), port)]
+    else:
+        command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
+        command.append("dashboard.config.asgi:application")
+    process = stack.start(f"web-{server}", *command)
+    base_url = f"http://127.0.0.1:{port}"
+    wait_for(lambda: answers(base_url), f"{server} to answer", stack.log)
+
+    closed, after = asyncio.run(close_after_sigterm(base_url, cookie, process.pid))
+
+    assert closed == code
+    live_js = (BASE_DIR / "static" / "js" / "live.js").read_text()
+    assert f"{code}: 1" in live_js.split("FINAL_CLOSE_CODES", 1)[0]  # retried, not final
+    assert process.wait(ENDS_WITHIN) == 0, stack.log()
+    print(f"\n{server}: socket closed {code} {after:.2f} s after SIGTERM")
