@@ -56,21 +56,26 @@ def requeues(run: WorkflowRun) -> list[str]:
     return [row.data["reason"] for row in rows]
 
 
-def test_a_run_stops_after_the_commit_that_follows_a_shutdown_and_goes_back_to_the_queue(
-    enqueued: list[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    run = services.run_start(workflow_name="squares", input=SQUARES)
-    enqueued.clear()
+def shut_down_after_commit(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    """The worker is told to shut down while its ``n``-th commit is under way."""
     commits = {"n": 0}
     real = services.checkpoint_commit
 
     def commit_then_shut_down(*args: Any) -> None:
         real(*args)
         commits["n"] += 1
-        if commits["n"] == 3:  # the entry checkpoint, supersteps 1 and 2
+        if commits["n"] == n:
             shutdown.request()
 
     monkeypatch.setattr(services, "checkpoint_commit", commit_then_shut_down)
+
+
+def test_a_run_stops_after_the_commit_that_follows_a_shutdown_and_goes_back_to_the_queue(
+    enqueued: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = services.run_start(workflow_name="squares", input=SQUARES)
+    enqueued.clear()
+    shut_down_after_commit(monkeypatch, 3)  # the entry checkpoint, supersteps 1 and 2
     worker.execute(str(run.pk))
 
     run.refresh_from_db()
@@ -89,3 +94,25 @@ def test_a_run_stops_after_the_commit_that_follows_a_shutdown_and_goes_back_to_t
     assert run.lost_workers == 0
     running = RunEvent.objects.filter(run=run, type="run_status", data__status="running")
     assert [e.data["attempt"] for e in running.order_by("seq")] == [1, 2]
+
+
+def test_a_functional_run_stops_at_a_step_commit_and_completes_on_the_next_worker(
+    enqueued: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    order = {"customer": "Ada", "quantity": 1, "unit_price": 45.0, "work_ms": 0}
+    reference = services.run_start(workflow_name="order-pipeline", input=order)
+    worker.execute(enqueued.pop())
+    run = services.run_start(workflow_name="order-pipeline", input=order)
+    shut_down_after_commit(monkeypatch, 2)
+    worker.execute(enqueued.pop())
+
+    run.refresh_from_db()
+    assert (run.status, run.lost_workers) == (RunStatus.QUEUED, 0)
+    assert requeues(run) == ["worker shutting down"]
+    shutdown.reset()
+    worker.execute(enqueued.pop())
+
+    run.refresh_from_db()
+    reference.refresh_from_db()
+    assert run.status == reference.status == RunStatus.COMPLETED, run.error_message
+    assert run.output == reference.output
