@@ -31,6 +31,7 @@ from django.core.cache import caches
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, HttpResponse
+from django.utils.deprecation import MiddlewareMixin
 
 __all__ = ["MIGRATIONS_CHECKED_FOR", "HealthProbes", "forget_migration_check", "readiness"]
 
@@ -130,16 +131,15 @@ def _answer(checks: dict[str, str]) -> HttpResponse:
     return response
 
 
-class HealthProbes:
-    """Answer ``GET``/``HEAD`` of ``/healthz`` and ``/readyz``; pass every other request on."""
+class HealthProbes(MiddlewareMixin):
+    """Answer ``GET``/``HEAD`` of ``/healthz`` and ``/readyz``; pass every other request on.
+    A ``MiddlewareMixin`` as Django's own are, so it runs in an async server's chain as they do."""
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.method not in ("GET", "HEAD") or request.path_info not in _PROBES:
-            return self.get_response(request)
-        response = _PROBES[request.path_info]()
+    def process_request(self, request: HttpRequest) -> HttpResponse | None:
+        probe = _PROBES.get(request.path_info)
+        if probe is None or request.method not in ("GET", "HEAD"):
+            return None
+        response = probe()
         if request.method == "HEAD":
             response.content = b""
         return response
