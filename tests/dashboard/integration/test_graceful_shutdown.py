@@ -8,7 +8,9 @@ send it), Daphne, PostgreSQL and Redis; no beat and a 30 s lease, so nothing but
 can move the run. A ``squares`` run of 300 ms supersteps is signalled mid-run: the lease moves
 to the other worker within 2 s of the signal, the signalled worker exits by itself (code 0),
 and the run completes with the right output from one unbroken chain, every superstep once,
-with no worker counted lost; the signalled worker's heartbeat file is gone.
+with no worker counted lost; the signalled worker's heartbeat file is gone. The workers log
+JSON lines (``SUPERSTEP_LOG_FORMAT=json``): the hand-back's names the run, its workflow and
+the superstep it stopped after.
 
 A web server signalled with a browser's socket open closes it with a code static/js/live.js
 reconnects on, and exits within a bound: the README's uvicorn command sends 1012 (service
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -27,6 +30,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import websockets
@@ -66,6 +70,7 @@ def stack(
         SUPERSTEP_LEASE_SECONDS="30",
         SUPERSTEP_BACKGROUND_SERVICES="0",
         SUPERSTEP_WORKER_HEARTBEAT_FILE=str(logs / "%n.heartbeat"),
+        SUPERSTEP_LOG_FORMAT="json",
     ) as deployment:
         deployment.daphne()
         for name in ("w1", "w2"):
@@ -81,6 +86,12 @@ def parent_pid(pid: int) -> int:
 
 def heartbeat(stack: Stack, worker: str) -> Path:
     return stack.logs / f"{worker}.heartbeat"
+
+
+def json_lines(log: Path) -> list[dict[str, Any]]:
+    """The log's JSON lines (Celery's banner and its signal handler's words are plain text)."""
+    text = log.read_text(errors="replace")
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
 
 
 def ready(stack: Stack, worker: str) -> bool:
@@ -141,6 +152,13 @@ def test_sigterm_moves_the_run_to_the_other_worker_within_2_s_and_it_completes(
         run_id,
     )
     assert requeued["reason"] == "worker shutting down"
+    (handed_back,) = [
+        line
+        for line in json_lines(stack.logs / f"{victim}.log")
+        if line["message"].endswith("(worker shutting down)")
+    ]
+    assert (handed_back["run_id"], handed_back["workflow"]) == (run_id, "squares")
+    assert handed_back["superstep"] in {c["superstep"] for c in chain}
     moved = taken["at"] - signalled
     print(
         f"\nSIGTERM → released {requeued['at'] - signalled:.2f} s → taken by {survivor}"
