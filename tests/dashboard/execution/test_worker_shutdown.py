@@ -116,3 +116,21 @@ def test_a_functional_run_stops_at_a_step_commit_and_completes_on_the_next_worke
     reference.refresh_from_db()
     assert run.status == reference.status == RunStatus.COMPLETED, run.error_message
     assert run.output == reference.output
+
+
+def test_a_shutdown_at_the_last_commit_leaves_the_next_worker_only_the_finish(
+    enqueued: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = services.run_start(workflow_name="squares", input=SQUARES)
+    shut_down_after_commit(monkeypatch, 5)  # the entry checkpoint and all four supersteps
+    worker.execute(enqueued.pop())
+    run.refresh_from_db()
+    assert run.status == RunStatus.QUEUED and supersteps(run) == [0, 1, 2, 3, 4]
+
+    shutdown.reset()
+    worker.execute(enqueued.pop())
+
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED, run.error_message
+    assert decode(run.output) == {1: 1, 2: 4, 3: 9}
+    assert supersteps(run) == [0, 1, 2, 3, 4]
