@@ -23,6 +23,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from pydantic import PydanticSchemaGenerationError, TypeAdapter, ValidationError
 
+from dashboard.catalog.build_notes import built
 from dashboard.catalog.sources import DEMO_WORKFLOWS, Builder, Registration, discover
 from workflows import CheckpointStorage, FunctionalWorkflow, Workflow, WorkflowExecutor
 from workflows.storage import chat_type_name, decode, encode, resolve_type_name
@@ -132,11 +133,12 @@ def build(
         UnknownWorkflowError: no such workflow, or that version of it is not registered.
     """
     if version is None:
-        return registration(name).builder(checkpoint_storage=checkpoint_storage)
-    builder = versions(name).get(version)
-    if builder is None:
+        builder = registration(name).builder
+    elif (found := versions(name).get(version)) is not None:
+        builder = found
+    else:
         raise UnknownWorkflowError(f"version {version[:12]} of workflow {name!r} is not registered")
-    return builder(checkpoint_storage=checkpoint_storage)
+    return built(name, builder, checkpoint_storage=checkpoint_storage)
 
 
 @functools.cache
@@ -186,7 +188,7 @@ def versions(name: str) -> Mapping[str, Builder]:
     """
     found: dict[str, Builder] = {}
     for builder in registration(name).builders:
-        signature = builder(checkpoint_storage=None).graph_signature_hash
+        signature = built(name, builder, checkpoint_storage=None).graph_signature_hash
         found.pop(signature, None)
         found[signature] = builder
     return MappingProxyType(found)

@@ -11,17 +11,30 @@ sweeper, approval deadlines, notification retries, retention). Celery's own sche
 django-celery-beat (which pins an older Django): the schedule is code, and exactly-once per
 period comes from a database claim each task makes (``dashboard.execution.periodic``), so a
 second beat process or a message delivered twice runs nothing twice.
+
+A warm shutdown (SIGTERM) raises ``dashboard.execution.shutdown``'s flag: each run the worker
+executes stops after its next superstep commit and goes back to the queue for another worker.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_init, worker_process_shutdown
+from celery.signals import (
+    after_setup_logger,
+    after_setup_task_logger,
+    worker_process_init,
+    worker_process_shutdown,
+    worker_shutting_down,
+)
 
 from dashboard.catalog.periodic_jobs import PERIODIC_JOBS
+from dashboard.core.logs import JsonFormatter
+from dashboard.execution import shutdown
+from dashboard.execution.heartbeat import Heartbeat
 from dashboard.instruments.processes import forget_celery_child
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.config.settings")
@@ -51,6 +64,11 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["dashboard.execution", "dashboard.notifications"])
 # A prefork child leaves with os._exit, past atexit: its live metric gauges are dropped here.
 worker_process_shutdown.connect(forget_celery_child)
+# SIGTERM: each run stops after its next commit and hands its lease back. Imported here, in the
+# main process before it forks, so that the children share the flag.
+worker_shutting_down.connect(shutdown.request)
+# SUPERSTEP_WORKER_HEARTBEAT_FILE: a file the worker touches while its event loop turns.
+app.steps["worker"].add(Heartbeat)
 
 
 def _warm_up(**kwargs: Any) -> None:
@@ -61,6 +79,20 @@ def _warm_up(**kwargs: Any) -> None:
 
 # A new child connects to Redis before its first run streams words through it.
 worker_process_init.connect(_warm_up)
+
+
+def _log_format(logger: logging.Logger, **kwargs: Any) -> None:
+    """Celery sets up its own handlers (for ``--loglevel``, ``--logfile``); with
+    ``SUPERSTEP_LOG_FORMAT=json`` their lines are JSON objects as the other processes' are."""
+    from django.conf import settings
+
+    if settings.SUPERSTEP_LOG_FORMAT == "json":
+        for handler in logger.handlers:
+            handler.setFormatter(JsonFormatter())
+
+
+after_setup_logger.connect(_log_format)
+after_setup_task_logger.connect(_log_format)
 app.conf.beat_schedule = {
     job.name: {
         "task": job.task,

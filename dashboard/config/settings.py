@@ -257,6 +257,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # /healthz and /readyz, before the host check and HTTPS redirect that would refuse probes.
+    "dashboard.observability.health.HealthProbes",
     "django.middleware.security.SecurityMiddleware",
     # Right after SecurityMiddleware so static files skip sessions and auth entirely.
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -550,6 +552,10 @@ if AXES_FAILURE_LIMIT < 1 or AXES_COOLOFF_TIME.total_seconds() < 60:
         " at least 1"
     )
 
+# A file each Celery worker touches every few seconds and removes when it stops, for an
+# orchestrator's probe (dashboard/execution/heartbeat.py). Empty: none.
+SUPERSTEP_WORKER_HEARTBEAT_FILE: str = env.str("SUPERSTEP_WORKER_HEARTBEAT_FILE", "").strip()
+
 # ------------------------------------------------------------------------------ tracing
 
 # OpenTelemetry traces of runs (workflows/tracing.py; needs the "tracing" extra). Exported with
@@ -578,12 +584,22 @@ SUPERSTEP_METRICS_REAP_DEAD_PROCESSES = env_bool("SUPERSTEP_METRICS_REAP_DEAD_PR
 # ------------------------------------------------------------------------------ logging
 
 LOG_LEVEL: str = env.str("LOG_LEVEL", "INFO").upper()
+# "json": one JSON object per line, with the run's id, workflow, superstep and trace id where
+# known (dashboard/core/logs.py), for a log pipeline; "plain" text lines by default.
+SUPERSTEP_LOG_FORMAT: str = env.str("SUPERSTEP_LOG_FORMAT", "plain").strip().lower() or "plain"
+if SUPERSTEP_LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured(
+        f"SUPERSTEP_LOG_FORMAT={SUPERSTEP_LOG_FORMAT!r}: use plain (the default) or json"
+    )
 LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {"()": "dashboard.core.logs.JsonFormatter"},
+    },
     # Containers collect stderr; Django's default mails errors to ADMINS, which we lack.
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": SUPERSTEP_LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
         "dashboard": {"level": LOG_LEVEL},

@@ -4,5 +4,6 @@
   the HTTP status the pages and the API answer with), and ``LeaseLost``;
 * ``types``: who acts (``Actor``, ``is_user``) and which run (``RunId``), in every service and
   selector signature;
-* ``run_events``: every type a run's event log holds and what its data carries.
+* ``run_events``: every type a run's event log holds and what its data carries;
+* ``logs``: the JSON log format and the run fields (``bind``) its lines carry.
 """

@@ -1,6 +1,8 @@
 """Executing runs: everything between "this run is queued" and its supersteps being driven.
 
 * ``worker``: one attempt at a run (lease, engine, a commit per checkpoint, finish);
+* ``shutdown``: the flag a worker's SIGTERM raises, so runs hand their lease back after a commit;
+* ``heartbeat``: the file a worker touches for an orchestrator's probe;
 * ``agent_replies``: a streamed reply kept as one event, and a ``model_call`` event per reply;
 * ``tasks``: the Celery tasks (execute a run, sweep leases and overdue approvals, prune) and
   their periodic jobs, plus the run executor plugged into ``services.dispatch``;

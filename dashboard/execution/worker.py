@@ -10,6 +10,10 @@ workflow's failure: when a commit or the finish loses its connection, the attemp
 crashed worker's would, without a word to the run, which resumes from its latest committed
 checkpoint once its lease is free (the sweeper, or the task's retry). Marking it failed on a
 connection that came back a moment later would fail a healthy run.
+
+A worker that is shutting down (``dashboard.execution.shutdown``) stops each run right after
+its next commit and releases the lease, so another worker resumes the run from that checkpoint
+at once instead of after the lease lapses.
 """
 
 from __future__ import annotations
@@ -27,11 +31,14 @@ from django.db import InterfaceError, OperationalError
 
 from dashboard import catalog, selectors, services
 from dashboard.checkpoints.storage import DjangoCheckpointStorage
+from dashboard.core import logs
+from dashboard.execution import shutdown
 from dashboard.execution.agent_replies import ModelCalls, Pending, ReplyJoin, drain
 from dashboard.instruments import metrics
 from dashboard.models import RunStatus
 from workflows import WorkflowCheckpoint, WorkflowEvent, WorkflowRunState, observing
 from workflows.storage import SplitCheckpoint, encode
+from workflows.tracing import TRACE_KEY, trace_id_of
 
 __all__ = ["execute"]
 
@@ -43,6 +50,14 @@ _CONNECTION_LOST = (OperationalError, InterfaceError)
 
 class _DatabaseLost(Exception):
     """One of this worker's own writes lost the database: the attempt ends unfinished."""
+
+
+class _ShuttingDown(BaseException):
+    """Raised by the storage right after a commit once the worker is shutting down.
+
+    A BaseException, as ``asyncio.CancelledError`` is: neither engine reports it as the
+    workflow's failure, and a handler's or a functional workflow's ``except Exception`` does
+    not swallow it, so the attempt ends at that commit, its checkpoint the one to resume."""
 
 
 def _ours[**P, R](call: Callable[P, R]) -> Callable[P, Awaitable[R]]:
@@ -61,17 +76,23 @@ def _ours[**P, R](call: Callable[P, R]) -> Callable[P, Awaitable[R]]:
 
 def execute(run_id: str) -> None:
     """Run the engine for ``run_id`` if this worker can take its lease; else do nothing."""
-    lease = services.lease_acquire(run_id, services.worker_identity())
-    if lease is None:
-        return
-    # Not asyncio.run: async_to_sync runs the engine's thread-sensitive database calls back on
-    # this thread, whose connections Celery (and the embedded pool) check and close around
-    # each task. Under asyncio.run they went to asgiref's shared executor thread, whose
-    # connection nobody checks: once the database dropped it, every later run failed.
+    # Every line logged meanwhile names the run (and, once known, its workflow, superstep and
+    # trace): the JSON log format's fields.
+    fields = logs.bind(run_id=str(run_id))
     try:
-        async_to_sync(_drive)(lease)
-    except (_DatabaseLost, *_CONNECTION_LOST):
-        _hand_back(lease)
+        lease = services.lease_acquire(run_id, services.worker_identity())
+        if lease is None:
+            return
+        # Not asyncio.run: async_to_sync runs the engine's thread-sensitive database calls back
+        # on this thread, whose connections Celery (and the embedded pool) check and close
+        # around each task. Under asyncio.run they went to asgiref's shared executor thread,
+        # whose connection nobody checks: once the database dropped it, every later run failed.
+        try:
+            async_to_sync(_drive)(lease)
+        except (_DatabaseLost, *_CONNECTION_LOST):
+            _hand_back(lease)
+    finally:
+        logs.unbind(fields)
 
 
 def _hand_back(lease: services.Lease) -> None:
@@ -120,9 +141,14 @@ class _RunStorage(DjangoCheckpointStorage):
             if event.get("type") == "model_call" and event.get("iteration") is None:
                 event["iteration"] = checkpoint.iteration_count
         try:
-            return await super().save(checkpoint)
+            checkpoint_id = await super().save(checkpoint)
         except _CONNECTION_LOST as exc:
             raise _DatabaseLost(f"checkpoint_commit: {exc}") from exc
+        if trace_id := trace_id_of(checkpoint.metadata.get(TRACE_KEY)):
+            logs.bind(trace_id=trace_id)
+        if shutdown.requested():
+            raise _ShuttingDown(checkpoint_id)
+        return checkpoint_id
 
     def commit(self, checkpoint: WorkflowCheckpoint, piece: SplitCheckpoint) -> None:
         services.checkpoint_commit(self._lease, checkpoint, piece, self._events)
@@ -198,6 +224,15 @@ async def _keep_lease(lease: services.Lease, driver: asyncio.Task[Any], every: f
             pause = min(every, 0.25)
 
 
+async def _step_down(lease: services.Lease) -> None:
+    """The worker is shutting down and the run's latest superstep is committed: back to the
+    queue, for another worker to resume now (a lost database is ``execute``'s to handle)."""
+    if await _ours(services.lease_release)(lease, "worker shutting down"):
+        logger.info("run %s: handed back to the queue (worker shutting down)", lease.run_id)
+    else:
+        logger.info("run %s was taken over or cancelled meanwhile", lease.run_id)
+
+
 def _run_error(exc: BaseException) -> services.RunError:
     return {
         "type": type(exc).__name__,
@@ -215,6 +250,7 @@ async def _drive(lease: services.Lease) -> None:
         if await sync_to_async(services.attempt_version)(lease) is None:
             return  # parked: its version is gone and the deployed one cannot carry it
         plan = await sync_to_async(services.execution_plan)(lease)
+        logs.bind(workflow=plan.workflow_name)
         prices = await sync_to_async(selectors.price_table)()
         workflow = catalog.build(
             plan.workflow_name,
@@ -246,7 +282,9 @@ async def _drive(lease: services.Lease) -> None:
         metrics.attempt_started(plan.workflow_name)
         with observing(ModelCalls(lease.run_id, pending, prices)):
             async for event in stream:
-                if event.type == "superstep_completed":
+                if event.type == "superstep_started":
+                    logs.bind(superstep=event.iteration)  # before its handlers start
+                elif event.type == "superstep_completed":
                     continue  # the storage records it in the checkpoint's own transaction
                 join.add(event)
         # The stream's own final state: graph and functional workflows both report it there.
@@ -262,6 +300,8 @@ async def _drive(lease: services.Lease) -> None:
         _count_model_calls(plan.workflow_name, events)
     except (services.LeaseLost, asyncio.CancelledError):
         logger.info("run %s: lease lost or run cancelled; this worker stops", lease.run_id)
+    except _ShuttingDown:
+        await _step_down(lease)
     except _DatabaseLost as exc:
         logger.warning(
             "run %s: the database was lost (%s); the run resumes from its latest checkpoint",

@@ -309,6 +309,25 @@ def deployed(
         stack.stop_all()
 
 
+@contextlib.contextmanager
+def migrated_deployment(
+    migrated_postgres: Callable[[str], contextlib.AbstractContextManager[str]],
+    name: str,
+    redis_url: str,
+    subprocess_env: Callable[..., dict[str, str]],
+    logs: Path,
+    **overrides: str,
+) -> Iterator[Stack]:
+    """``deployed`` on a migrated copy of the suite's PostgreSQL template named ``name`` and
+    the given Redis, with ``production_env`` and ``overrides``; no process started yet."""
+    with migrated_postgres(name) as database:
+        env = production_env(
+            subprocess_env, database_url=database, redis_url=redis_url, **overrides
+        )
+        with deployed(env, database, logs, migrate=False) as deployment:
+            yield deployment
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -78,6 +78,39 @@ def test_demo_refuses_to_create_known_logins_with_debug_off() -> None:
     assert not User.objects.exists()
 
 
+WELCOME = [
+    "Superstep demo is ready.",
+    "  Dashboard: http://localhost:8000/",
+    "  Admin:     http://localhost:8000/admin/",
+    "  Logins (username / password):",
+    "    admin     / admin",
+    "    operator  / operator",
+    "    approver  / approver",
+    "    viewer    / viewer",
+]
+
+
+def test_demo_prints_its_url_and_logins_first_and_nothing_else_at_the_default_level(
+    subprocess_env: EnvBuilder, tmp_path: Path
+) -> None:
+    # A fresh database: the demo migrates, seeds its runs (which build and run every demo
+    # workflow, some asking for input) and prints; its stdout and stderr as a terminal shows.
+    env = subprocess_env(DEBUG="1", DATABASE_URL=f"sqlite:///{tmp_path}/demo.sqlite3")
+    result = subprocess.run(
+        [sys.executable, str(BASE_DIR / "manage.py"), "demo", "--no-serve"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.splitlines() == WELCOME
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -134,5 +167,6 @@ def test_demo_serves_the_app_and_static_files_with_daphne(
     assert status == 200, f"demo did not serve:\n{log_path.read_text()}"
     assert fetch(f"{url}/static/admin/css/base.css") == 200
     log = log_path.read_text()
-    assert "Superstep demo is ready." in log
+    assert log.startswith("Superstep demo is ready.\n"), log[:2000]
     assert "background services started" in log
+    assert "workflows.validation" not in log  # the catalog keeps build notes at DEBUG

@@ -1,15 +1,22 @@
 """``manage.py demo``: migrate, create the demo users, seed demo runs, serve with Daphne.
 
+Its first lines are the URL and the logins: the seeding runs with the engine's INFO lines
+held back, and the catalog logs graph-validation notes at DEBUG
+(``dashboard.catalog.build_notes``).
+
 The server is a real Daphne process (this command ``exec``s it), the same ASGI application
 production runs; dashboard/config/asgi.py starts the background services inside it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import logging
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
@@ -46,7 +53,8 @@ class Command(BaseCommand):
             raise CommandError("demo refuses to run with DEBUG off: it creates known logins")
         call_command("migrate", interactive=False, verbosity=0)
         created = create_demo_users()
-        seeded = seed_demo_data()
+        with quiet_engine():
+            seeded = seed_demo_data()
         self.print_welcome(host, port, created, seeded)
         if not no_serve:
             serve(host, port)
@@ -82,6 +90,19 @@ def create_demo_users() -> list[str]:
                 user.groups.add(role)
             created.append(username)
     return created
+
+
+@contextlib.contextmanager
+def quiet_engine() -> Iterator[None]:
+    """The engine's INFO lines about the seeded runs ("awaiting user input"...) are not for
+    the newcomer reading the start: warnings still show."""
+    engine = logging.getLogger("workflows")
+    level = engine.level
+    engine.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        engine.setLevel(level)
 
 
 def seed_demo_data() -> bool:
