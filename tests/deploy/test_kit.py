@@ -76,6 +76,18 @@ def test_the_dockerfile_serves_the_procfiles_web_command() -> None:
     assert _sh_c(json.loads(cmd.removeprefix("CMD "))) == procfile()["web"]
 
 
+def test_the_image_installs_the_locked_versions_and_nothing_unlocked() -> None:
+    text = (DEPLOY / "Dockerfile").read_text(encoding="utf-8")
+    installs = [line for line in text.splitlines() if line.startswith("RUN pip install")]
+
+    assert installs == [
+        "RUN pip install --require-hashes -r requirements/production.lock",
+        "RUN pip install --no-deps --editable .",
+    ]
+    assert "COPY requirements/production.lock requirements/production.lock" in text
+    assert (BASE_DIR / "requirements" / "production.lock").is_file()
+
+
 def _compose() -> dict[str, Any]:
     loaded: dict[str, Any] = yaml.safe_load((DEPLOY / "compose.yaml").read_text(encoding="utf-8"))
     return loaded
