@@ -115,6 +115,7 @@ OPERATION_SCOPES: dict[str, str] = {
             "approvals",
             "schedule_list",
             "schedule_detail",
+            "export",  # the audit log's; its role check (view_auditentry) is its own
         ),
         "read",
     ),

@@ -22,6 +22,7 @@ from ninja.responses import NinjaJSONEncoder
 
 from dashboard import services
 from dashboard.api.alerts import router as alerts_router
+from dashboard.api.audit import router as audit_router
 from dashboard.api.auth import AUTH, describe_scopes
 from dashboard.api.errors import (
     AUTHENTICATION_REQUIRED,
@@ -98,5 +99,6 @@ install_error_handlers(api)
 api.add_router("", router)
 api.add_router("", schedules_router)
 api.add_router("", alerts_router)
+api.add_router("", audit_router)
 
 urlpatterns: list[URLPattern | URLResolver] = [path("", api.urls)]

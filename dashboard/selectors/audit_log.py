@@ -76,6 +76,7 @@ class AuditFilters:
     action: str = ""
     outcome: str = ""
     run_id: uuid.UUID | None = None
+    workflow: str = ""
     created_from: dt.datetime | None = None
     created_to: dt.datetime | None = None
     target: str = ""
@@ -94,6 +95,8 @@ def _filtered(filters: AuditFilters) -> QuerySet[AuditEntry]:
         rows = rows.filter(outcome=filters.outcome)
     if filters.run_id is not None:
         rows = rows.filter(run_id=filters.run_id)
+    if filters.workflow:
+        rows = rows.filter(workflow_name=filters.workflow)
     if filters.created_from is not None:
         rows = rows.filter(created_at__gte=filters.created_from)
     if filters.created_to is not None:

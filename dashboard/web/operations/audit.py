@@ -1,6 +1,7 @@
 """The audit log for admins (``view_auditentry``): filtered by actor, action, outcome, run, date
 range and text in the target; newest first, a keyset page at a time; each row links to its
-run while the run exists. The same filters export as CSV, streamed in batches.
+run while the run exists. The same filters export as CSV or JSON lines
+(``selectors.audit_export``), streamed in batches.
 
 Filters that cannot mean anything (text no database can store, a run id that is no UUID, an
 impossible date, a range that ends before it starts) answer 400 with the message beside the
@@ -13,21 +14,19 @@ plain iterator under WSGI. Cells that a spreadsheet would run as a formula are d
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import json
 from collections.abc import AsyncIterator, Iterator
 from typing import cast
 
-from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils import timezone
 
-from dashboard import services
+from dashboard import catalog, services
 from dashboard.models import AuditEntry
+from dashboard.selectors import audit_export as audit_export_rows
 from dashboard.selectors import audit_log
 from dashboard.web.access import page_view
 from dashboard.web.operations.forms import AuditFilterForm
@@ -35,7 +34,6 @@ from dashboard.web.pagination import decode_cursor, page_links
 
 TEMPLATE = "dashboard/audit.html"
 PAGE_SIZE = 50
-EXPORT_BATCH = 500
 PERMISSION = "dashboard.view_auditentry"
 DENIED = "The audit log is for admins: your role may not read it."
 
@@ -73,6 +71,8 @@ def audit(request: HttpRequest) -> HttpResponse:
         ),
         "filtered": bool(filters),
         "export_url": f"{export}?{query.urlencode()}" if query else export,
+        "export_jsonl_url": f"{export}?{_with_format(query, 'jsonl')}",
+        "workflows": catalog.names(),
         "nav_section": "audit",
     }
     return render(request, TEMPLATE, context)
@@ -83,10 +83,17 @@ def _invalid(request: HttpRequest, form: AuditFilterForm) -> HttpResponse:
     context = {
         "form": form,
         "actions": audit_log.KNOWN_AUDIT_ACTIONS,
+        "workflows": catalog.names(),
         "invalid": True,
         "nav_section": "audit",
     }
     return render(request, TEMPLATE, context, status=400)
+
+
+def _with_format(query: QueryDict, export_format: str) -> str:
+    query = query.copy()
+    query["format"] = export_format
+    return query.urlencode()
 
 
 def _json(value: object) -> str:
@@ -118,86 +125,40 @@ def audit_export(request: HttpRequest) -> HttpResponse:
     if refused := _refused(request):
         return refused
     form = AuditFilterForm(request.GET)
+    export_format = request.GET.get("format") or "csv"
+    if export_format not in audit_export_rows.EXPORT_FORMATS:
+        form.is_valid()
+        form.add_error(None, "Export as csv or jsonl.")
+        return _invalid(request, form)
     if not form.is_valid():
         return _invalid(request, form)
-    filters = form.filters()
-    # Taking the log out of the system is itself on the record, with what was asked for.
-    asked = {key: str(value) for key, value in form.cleaned_data.items() if value not in (None, "")}
+    return streamed_export(request, form.filters(), _asked(form), export_format)
+
+
+def _asked(form: AuditFilterForm) -> dict[str, str]:
+    return {key: str(value) for key, value in form.cleaned_data.items() if value not in (None, "")}
+
+
+def streamed_export(
+    request: HttpRequest,
+    filters: audit_log.AuditFilters,
+    asked: dict[str, str],
+    export_format: str,
+) -> HttpResponse:
+    """The export as a download, streamed; taking the log out of the system is itself on the
+    record, with what was asked for."""
     services.audit.record(
-        request.user, "audit_export", target="audit log (CSV)", details={"filters": asked}
+        request.user,
+        "audit_export",
+        target=f"audit log ({export_format})",
+        details={"filters": asked, "format": export_format},
     )
-    lines = _csv_lines(filters)
+    download = audit_export_rows.download(filters, export_format)
+    lines = download.lines
     content: Iterator[bytes] | AsyncIterator[bytes] = (
-        _async_lines(lines) if isinstance(request, ASGIRequest) else lines
+        audit_export_rows.async_lines(lines) if isinstance(request, ASGIRequest) else lines
     )
-    response = StreamingHttpResponse(content, content_type="text/csv; charset=utf-8")
-    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
-    response["Content-Disposition"] = f'attachment; filename="audit-{stamp}.csv"'
+    response = StreamingHttpResponse(content, content_type=download.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{download.filename}"'
     # page_view is typed for HttpResponse and passes any response through unchanged.
     return cast(HttpResponse, response)
-
-
-COLUMNS = (
-    "created_at",
-    "actor",
-    "action",
-    "outcome",
-    "run_id",
-    "workflow",
-    "target",
-    "checkpoint_before",
-    "checkpoint_after",
-    "ip",
-    "user_agent",
-    "details",
-)
-# A spreadsheet runs a cell starting with one of these as a formula (OWASP "CSV injection");
-# a leading apostrophe makes it text. Tab and carriage return start formulas in some too.
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def defuse(cell: str) -> str:
-    return f"'{cell}" if cell.startswith(FORMULA_STARTS) else cell
-
-
-class _Line:
-    """The file ``csv.writer`` writes to: it hands back each line instead of storing it."""
-
-    def write(self, text: str) -> str:
-        return text
-
-
-def _csv_lines(filters: audit_log.AuditFilters) -> Iterator[bytes]:
-    writer = csv.writer(_Line())
-    yield writer.writerow(COLUMNS).encode()
-    for batch in audit_log.audit_log_batches(filters, batch_size=EXPORT_BATCH):
-        lines = [writer.writerow([defuse(cell) for cell in _cells(entry)]) for entry in batch]
-        yield "".join(lines).encode("utf-8", errors="replace")
-
-
-def _cells(entry: AuditEntry) -> list[str]:
-    return [
-        entry.created_at.isoformat(),
-        entry.actor_name,
-        entry.action,
-        entry.outcome,
-        str(entry.run_id or ""),
-        entry.workflow_name,
-        entry.target,
-        entry.checkpoint_before,
-        entry.checkpoint_after,
-        entry.ip or "",
-        entry.user_agent,
-        _json(entry.details) if entry.details else "",
-    ]
-
-
-async def _async_lines(lines: Iterator[bytes]) -> AsyncIterator[bytes]:
-    # Each batch is read by Django's sync thread (thread_sensitive), where the view ran.
-    step = sync_to_async(_next, thread_sensitive=True)
-    while (chunk := await step(lines)) is not None:
-        yield chunk
-
-
-def _next(lines: Iterator[bytes]) -> bytes | None:
-    return next(lines, None)

@@ -269,6 +269,7 @@ class AuditFilterForm(forms.Form):
     run = forms.CharField(
         required=False, max_length=36, label="Run id", widget=_text(spellcheck="false")
     )
+    workflow = forms.CharField(required=False, max_length=200, widget=_text(list="audit-workflows"))
     created_from = forms.DateField(required=False, label="From", widget=_day())
     created_to = forms.DateField(required=False, label="To", widget=_day())
     q = forms.CharField(
@@ -277,7 +278,7 @@ class AuditFilterForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        for name in ("actor", "action", "q"):
+        for name in ("actor", "action", "workflow", "q"):
             found = validation.unstorable(data.get(name) or "")
             if found is not None:
                 self.add_error(name, f"It {found[1]}.")
@@ -306,6 +307,7 @@ class AuditFilterForm(forms.Form):
             action=data["action"].strip(),
             outcome=data["outcome"],
             run_id=data["run"],
+            workflow=data["workflow"].strip(),
             created_from=day_start(data["created_from"]),
             created_to=day_start(data["created_to"], plus_days=1),
             target=data["q"].strip(),

@@ -635,14 +635,14 @@ def test_the_webhook_call_is_made_with_no_transaction_open_and_the_row_unlocked(
         note = webhook_note(people["olga"], hook.url)
         note_id.append(note.pk)
         sender_in_transaction = []
-        original = notifications.urllib.request.urlopen
+        original = notifications.outbound.send
 
-        def urlopen(*args: Any, **kwargs: Any) -> Any:
+        def send(*args: Any, **kwargs: Any) -> Any:
             sender_in_transaction.append(transaction.get_connection().in_atomic_block)
             return original(*args, **kwargs)
 
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(notifications.urllib.request, "urlopen", urlopen)
+            patch.setattr(notifications.outbound, "send", send)
             sent = notifications.deliver(note.pk)
 
     assert sent is True

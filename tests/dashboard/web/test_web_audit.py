@@ -1,13 +1,15 @@
 """The audit log page (dashboard/web/operations/audit.py): newest first, each row linking to its
 run while it exists, filters by actor, action, outcome, run, dates and target text, keyset pages,
 admins only, 400 with the message beside the field for filters that cannot mean anything, a
-fixed number of queries, and the CSV export: the filtered rows, streamed, formulas defused."""
+fixed number of queries, and the export as CSV or JSON lines: the filtered rows, streamed,
+formulas defused, seals carried."""
 
 from __future__ import annotations
 
 import csv
 import datetime as dt
 import io
+import json
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -17,7 +19,9 @@ from asgiref.sync import async_to_sync
 from django.test import AsyncRequestFactory, Client
 from django.utils import timezone
 
-from dashboard.models import AuditEntry, WorkflowRun
+from dashboard.access import audit_chain
+from dashboard.models import AuditEntry, AuditSeal, WorkflowRun
+from dashboard.selectors import audit_export
 from dashboard.web.operations import audit as views_audit
 
 pytestmark = pytest.mark.django_db
@@ -227,7 +231,7 @@ def test_the_export_streams_every_filtered_row_newest_first_as_csv(
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     assert response["Content-Disposition"].startswith('attachment; filename="audit-')
     rows = rows_of(b"".join(response.streaming_content))
-    assert rows[0] == list(views_audit.COLUMNS)
+    assert rows[0] == list(audit_export.COLUMNS)
     assert len(rows) == 1 + 1200
     assert rows[1][2:5] == ["cancel", "ok", str(run_id)]
     assert [row[11] for row in rows[1:4]] == ['{"n": 0}', '{"n": 1}', '{"n": 2}']
@@ -257,7 +261,7 @@ def test_an_export_is_itself_recorded_with_its_filters(admin_role_client: Client
 
     export = AuditEntry.objects.get(action="audit_export")
     assert (export.actor_name, export.outcome) == ("ada", "ok")
-    assert export.details == {"filters": {"action": "cancel", "outcome": "ok"}}
+    assert export.details == {"filters": {"action": "cancel", "outcome": "ok"}, "format": "csv"}
 
 
 def test_under_asgi_the_export_is_an_async_stream_read_a_batch_at_a_time(
@@ -293,3 +297,54 @@ def test_the_runs_a_row_names_are_kept_after_they_are_deleted(
     # The newest row is the export itself: taking the log out is on the record too.
     assert [row[2] for row in rows[1:]] == ["audit_export", "start"]
     assert rows[2][4] == str(run.pk)
+
+
+def test_the_export_as_json_lines_carries_every_field_and_each_entrys_seal(
+    admin_role_client: Client,
+) -> None:
+    sealed = entry("cancel", target="run 1", details={"reason": "dup"}, workflow_name="refund")
+    audit_chain.seal_pending()
+    unsealed = entry("retry", target="run 2", workflow_name="refund")
+
+    response = admin_role_client.get("/audit/export/", {"format": "jsonl", "workflow": "refund"})
+
+    assert response["Content-Type"] == "application/jsonl; charset=utf-8"
+    assert response["Content-Disposition"].endswith('.jsonl"')
+    lines = [json.loads(line) for line in b"".join(response.streaming_content).splitlines()]
+    assert [line["id"] for line in lines] == [unsealed.pk, sealed.pk]
+    assert lines[0]["seal"] is None
+    seal = AuditSeal.objects.get(entry_id=sealed.pk)
+    assert lines[1]["seal"] == {"seq": seal.seq, "digest": seal.digest}
+    assert lines[1] | {"seal": None, "created_at": None} == {
+        "id": sealed.pk,
+        "created_at": None,
+        "actor": sealed.actor_name,
+        "actor_id": sealed.actor_id,
+        "action": "cancel",
+        "outcome": "ok",
+        "run_id": None,
+        "workflow": "refund",
+        "target": "run 1",
+        "checkpoint_before": "",
+        "checkpoint_after": "",
+        "ip": None,
+        "user_agent": "",
+        "details": {"reason": "dup"},
+        "seal": None,
+    }
+    export = AuditEntry.objects.get(action="audit_export")
+    assert export.details == {"filters": {"workflow": "refund"}, "format": "jsonl"}
+
+
+def test_the_workflow_filter_narrows_the_page_and_an_unknown_format_is_refused(
+    admin_role_client: Client,
+) -> None:
+    kept = entry("cancel", workflow_name="refund")
+    entry("cancel", workflow_name="invoice")
+    page = admin_role_client.get("/audit/", {"workflow": "refund"})
+    assert listed(page) == [kept.pk]
+    assert "format=jsonl" in text(page) and "workflow=refund" in text(page)
+
+    refused = admin_role_client.get("/audit/export/", {"format": "xml"})
+    assert refused.status_code == 400 and "Export as csv or jsonl." in text(refused)
+    assert not AuditEntry.objects.filter(action="audit_export").exists()
