@@ -6,6 +6,9 @@ A role held as a group counts for every workflow. A ``WorkflowGrant`` gives a ro
 workflow only: its holder sees and acts on that workflow's runs and requests, and nothing of
 the others (they are not found, as if they did not exist). Lists filter with
 ``visible_workflows``; actions on one run or request pass its workflow to ``require``.
+
+A user who came with an API token is held to its scopes as well (``tokens.missing_scope``):
+the roles and the token's scopes must both allow an action.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections.abc import Iterable
 from django.contrib.auth.models import Permission, User
 from django.db.models import CharField, Value
 
-from dashboard.access import audit
+from dashboard.access import audit, tokens
 from dashboard.core.errors import Forbidden, NotFound
 from dashboard.core.types import Actor, is_user
 from dashboard.models import ApprovalRequest, AuditEntry, WorkflowGrant, WorkflowRun
@@ -59,6 +62,8 @@ ACTION_PERMISSIONS: dict[str, str] = {
     "alert_change": "dashboard.manage_retention",
     # What models cost is an Admin's setting, read into every run's cost.
     "price_change": "dashboard.manage_retention",
+    # Seeing and revoking everyone's API tokens (each user manages their own): an Admin's.
+    "token_admin": "dashboard.manage_retention",
     # Schedules start runs unattended: managing one is an Operator's job, like operating runs.
     "schedule_change": "dashboard.operate_run",
     "schedule_trigger": "dashboard.start_run",
@@ -73,6 +78,8 @@ def can(user: Actor, action: str, workflow: str | None = None) -> bool:
     if user is None:
         return True
     if not user.is_authenticated or not user.is_active:
+        return False
+    if tokens.missing_scope(user, action) is not None:
         return False
     permission = ACTION_PERMISSIONS[action]
     if user.has_perm(permission):
@@ -89,12 +96,16 @@ def decides_only(user: Actor) -> bool:
 
 def visible_workflows(user: Actor, action: str = "view") -> frozenset[str] | None:
     """The workflows whose runs ``user`` may ``action``: None for all of them."""
-    if user is None or (
-        user.is_authenticated and user.is_active and user.has_perm(ACTION_PERMISSIONS[action])
-    ):
+    if user is None:
         return None
-    if not user.is_authenticated or not user.is_active:
+    if (
+        not user.is_authenticated
+        or not user.is_active
+        or tokens.missing_scope(user, action) is not None
+    ):
         return frozenset()
+    if user.has_perm(ACTION_PERMISSIONS[action]):
+        return None
     return _granted(user, ACTION_PERMISSIONS[action])
 
 
@@ -186,6 +197,10 @@ def require(
         details={"workflow": workflow} if workflow else None,
     )
     who = user.get_username() if user is not None and user.is_authenticated else "anonymous users"
+    if (scope := tokens.missing_scope(user, action)) is not None:
+        raise Forbidden(
+            f"this API token may not {action.replace('_', ' ')}: it lacks the {scope!r} scope"
+        )
     if workflow is not None and can(user, action):
         raise Forbidden(f"{who} may not {action.replace('_', ' ')} runs of workflow {workflow!r}")
     raise Forbidden(f"{who} may not {action.replace('_', ' ')} (role required)")

@@ -23,7 +23,7 @@ from ninja.responses import NinjaJSONEncoder
 from dashboard import services
 from dashboard.api.alerts import router as alerts_router
 from dashboard.api.audit import router as audit_router
-from dashboard.api.auth import AUTH
+from dashboard.api.auth import AUTH, describe_scopes
 from dashboard.api.errors import (
     AUTHENTICATION_REQUIRED,
     MAX_BODY_BYTES,
@@ -68,12 +68,20 @@ def _authenticated(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
     return inner
 
 
-api = NinjaAPI(
+class _Api(NinjaAPI):
+    """The document also says what scope of token each operation needs."""
+
+    def get_openapi_schema(self, **kwargs: Any) -> Any:
+        return describe_scopes(super().get_openapi_schema(**kwargs))
+
+
+api = _Api(
     title="Superstep",
     version="1",
     description=(
         "Start, inspect and steer workflow runs; decide approval requests. Authenticate with "
-        "`Authorization: Bearer <token>` (`manage.py create_api_token`) or the dashboard's "
+        "`Authorization: Bearer <token>` (the Tokens page, or `manage.py create_api_token`; "
+        "the `BearerToken` scheme says what its scopes allow) or the dashboard's "
         "session, which needs the `X-CSRFToken` header on POST. Request bodies are JSON "
         f"objects of at most {MAX_BODY_BYTES} bytes (413 beyond); NaN, Infinity, numbers that "
         "overflow a float, lone surrogates and NUL characters are refused (400 naming the "

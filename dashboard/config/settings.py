@@ -531,6 +531,10 @@ SUPERSTEP_RATE_API_USER = env.str("SUPERSTEP_RATE_API_USER", "1200/min")
 SUPERSTEP_RATE_SIGNIN_ADDRESS = env.str("SUPERSTEP_RATE_SIGNIN_ADDRESS", "30/min")
 SUPERSTEP_RATE_SIGNIN_ACCOUNT = env.str("SUPERSTEP_RATE_SIGNIN_ACCOUNT", "10/min")
 
+# The longest an API token may live, in days (dashboard/access/tokens.py): the Tokens page
+# refuses a longer expiry, and a token created without one lives this long.
+SUPERSTEP_TOKEN_MAX_DAYS = env_int("SUPERSTEP_TOKEN_MAX_DAYS", 90)
+
 # ------------------------------------------------------------------------------ login lockout
 
 # django-axes (dashboard/access/lockout.py): SUPERSTEP_LOGIN_FAILURE_LIMIT failed passwords for

@@ -19,9 +19,18 @@ __all__ = [
 ]
 
 
+def _every_scope() -> list[str]:
+    # What a token made before scopes existed may do: all its user's roles allow, as before.
+    return ["read", "operate", "decide", "admin"]
+
+
 class ApiToken(models.Model):
     """A bearer token for the JSON API; only its SHA-256 is stored (see
-    ``dashboard.access.tokens``)."""
+    ``dashboard.access.tokens``, which also says what each scope allows).
+
+    ``expires_at`` is None only for tokens created before expiry existed (migration 0024):
+    every token created since has one.
+    """
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
@@ -31,6 +40,15 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    scopes = models.JSONField(default=_every_scope)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
 
     def __str__(self) -> str:
         return f"{self.name or 'token'} for {self.user}"

@@ -83,6 +83,7 @@ from dashboard.selectors.runs import (
     run_superstep_before,
     trace_url,
 )
+from dashboard.selectors.tokens import TokenRow, token_rows
 from dashboard.selectors.usage import (
     ModelUsageRow,
     UsageTotals,
@@ -109,6 +110,7 @@ __all__ = [
     "RunStorage",
     "StatusStorage",
     "StorageTotals",
+    "TokenRow",
     "UsageTotals",
     "WorkflowStorage",
     "approval_archive",
@@ -156,6 +158,7 @@ __all__ = [
     "storage_growth",
     "storage_largest_runs",
     "storage_totals",
+    "token_rows",
     "trace_url",
     "usage_totals",
     "user_can_view",

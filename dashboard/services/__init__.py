@@ -85,6 +85,7 @@ from dashboard.services.runs import (
     run_retry,
     run_start,
 )
+from dashboard.services.tokens import allowed_scopes, token_create, token_revoke
 from dashboard.services.tool_calls import ToolCall, tool_call_of
 from dashboard.services.tool_calls import answer_fields as tool_answer_fields
 from dashboard.services.versions import (
@@ -127,6 +128,7 @@ __all__ = [
     "approval_opened",
     "approval_response_schema",
     "approval_rule_refusal",
+    "allowed_scopes",
     "approval_take_over",
     "approvals_sweep",
     "attempt_version",
@@ -164,6 +166,8 @@ __all__ = [
     "run_version",
     "runs_migrate",
     "runs_sweep",
+    "token_create",
+    "token_revoke",
     "tool_answer_fields",
     "tool_call_of",
     "version_state",

@@ -7,6 +7,7 @@ diffs, Gantt geometry) live apart, in ``dashboard.renderers``.
 * ``checkpoints``: the checkpoint inspector and the fork editor;
 * ``approvals``: the approval inbox, deciding, and the archive;
 * ``operations``: alerts, schedules, retention, storage and the audit log;
+* ``tokens``: a user's API tokens (everyone's for an Admin), from the account menu;
 * ``live``: the websocket consumers and the HTML fragments they send;
 * ``urls``, ``urls_auth``: the pages' URLs, and sign-in's at the root;
 * ``views_auth``: sign in and out, and single sign-on's button;

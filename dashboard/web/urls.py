@@ -11,6 +11,7 @@ from dashboard.web.run_page import versions
 from dashboard.web.run_page import views as run_page
 from dashboard.web.runs import bulk, compare_page, saved
 from dashboard.web.runs import views as runs
+from dashboard.web.tokens import views as tokens
 
 app_name = "dashboard"
 
@@ -126,4 +127,6 @@ urlpatterns: list[URLPattern] = [
     path("prices/<int:price_id>/delete/", prices.price_delete, name="price_delete"),
     path("audit/", audit.audit, name="audit"),
     path("audit/export/", audit.audit_export, name="audit_export"),
+    path("tokens/", tokens.token_list, name="tokens"),
+    path("tokens/<int:token_id>/revoke/", tokens.token_revoke, name="token_revoke"),
 ]

@@ -8,8 +8,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import connections
 from django.db.migrations.executor import MigrationExecutor
+
+from dashboard.access import tokens
 
 BEFORE = [("dashboard", "0006_checkpoint_write_indexes")]
 AFTER = [("dashboard", "0007_blob_uses_per_lineage")]
@@ -116,3 +119,24 @@ def test_blob_values_become_json_text_and_come_back(
     apps = _migrate(executor, [before[0].key])
     blob = apps.get_model("dashboard", "CheckpointBlob").objects.using(alias).get(digest="d1")
     assert blob.data == value
+
+
+TOKENS_BEFORE = [("dashboard", "0023_audit_seals")]
+TOKENS_AFTER = [("dashboard", "0024_api_token_scopes_expiry")]
+
+
+def test_existing_api_tokens_keep_every_scope_and_no_expiry(
+    executor: MigrationExecutor, transactional_db_alias: str
+) -> None:
+    """Tokens made before scopes existed work as they did: every scope (still bounded by their
+    user's roles) and no expiry, which marks "created before expiry existed"."""
+    alias = transactional_db_alias
+    old = _migrate(executor, TOKENS_BEFORE).get_model("dashboard", "ApiToken")
+    user = User.objects.db_manager(alias).create_user("legacy")
+    old.objects.using(alias).create(user_id=user.pk, name="old", key_hash="h" * 64)
+
+    new = _migrate(executor, TOKENS_AFTER).get_model("dashboard", "ApiToken")
+
+    token = new.objects.using(alias).get()
+    assert token.scopes == list(tokens.SCOPES)
+    assert token.expires_at is None and token.revoked_by_id is None

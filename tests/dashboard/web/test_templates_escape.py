@@ -65,6 +65,7 @@ dashboard_urls = [
     path("approvals/", _view, name="approval_inbox"),
     path("storage/", _view, name="storage"),
     path("schedules/", _view, name="schedules"),
+    path("tokens/", _view, name="tokens"),
 ]
 urlpatterns = [
     path("", include((dashboard_urls, "dashboard"))),
