@@ -7,6 +7,7 @@ import io
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -180,15 +181,18 @@ def test_run_workflow_no_follow_prints_the_id_after_the_run_left_this_process() 
 def test_run_workflow_names_what_a_waiting_run_waits_for_and_stops_on_ctrl_c(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    err = io.StringIO()
+    deadline = time.monotonic() + 60
+
     def interrupt(seconds: float) -> None:
-        run = WorkflowRun.objects.get()
-        if run.status == RunStatus.WAITING:
+        # Ctrl-C once the command has said what the run waits for, as a person would press it
+        # (the run turning WAITING between the command's poll and its sleep is not enough).
+        if "waiting for an answer" in err.getvalue() or time.monotonic() > deadline:
             raise KeyboardInterrupt
         real_sleep(seconds)
 
     real_sleep = run_workflow.sleep
     monkeypatch.setattr(run_workflow, "sleep", interrupt)
-    err = io.StringIO()
 
     with pytest.raises(CommandError) as stopped:
         call_command(
