@@ -6,8 +6,8 @@ A limit is a count per period (``"600/min"``) read from settings at each request
 operator's change takes effect without a restart and tests can narrow one. Counters live in
 Django's cache: Redis in production, shared by every web process on every machine; the
 process's own memory in the embedded mode, which has one process. Each period is a fixed
-window counted with the cache's atomic ``add`` and ``incr``: one round trip in the common case,
-and a caller refused says when the window ends (``Retry-After``). Callers are keyed by a
+window counted with the cache's atomic ``incr`` (``add`` opens a window), and a caller refused
+is told when the window ends (``Retry-After``). Callers are keyed by a
 digest, so the cache never holds a token or a user name.
 """
 
@@ -68,12 +68,10 @@ def hit(scope: str, caller: str, setting: str, what: str) -> None:
     window = int(moment // limit.seconds)
     digest = hashlib.blake2b(caller.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
     key = f"superstep:rate:{scope}:{digest}:{window}"
-    cache.add(key, 0, timeout=limit.seconds + 1)
     try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr: this request opens the window
-        cache.add(key, 1, timeout=limit.seconds + 1)
-        count = 1
+        count = cache.incr(key)  # the common case: the window is open already
+    except ValueError:  # this request opens it, unless a concurrent one just did
+        count = 1 if cache.add(key, 1, timeout=limit.seconds + 1) else cache.incr(key)
     if count > limit.count:
         left = (window + 1) * limit.seconds - moment
         raise RateLimited(what, max(1, math.ceil(left)))
