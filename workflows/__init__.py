@@ -27,7 +27,9 @@ Checkpoints:
     ``WorkflowMessage`` in flight; the ``CheckpointStorage`` protocol with
     ``InMemoryCheckpointStorage`` and ``FileCheckpointStorage``; the types checkpoints may
     hold: ``TypeRegistry``, ``register_type`` and MAF's ``register_checkpoint_type``;
-    retention with ``prune`` and its ``PruneReport``; moving a checkpoint onto a changed graph:
+    retention with ``prune`` and its ``PruneReport``; fields marked ``Sensitive`` in their
+    type annotation (``sensitive_fields`` lists a class's), which the dashboard masks; moving
+    a checkpoint onto a changed graph:
     ``check_checkpoint_migration`` (a ``CheckpointMigration`` report) and
     ``migrate_checkpoint``.
 Functional workflows (``workflows.functional``; MAF's ``@workflow`` / ``@step`` API):
@@ -133,6 +135,7 @@ from .registry import TypeRegistry, register_checkpoint_type, register_type
 from .result import WorkflowRunResult, WorkflowRunStream
 from .retention import PruneReport, prune
 from .run_kwargs import WorkflowInvocationKwargs
+from .sensitive import Sensitive, sensitive_fields
 from .storage import CheckpointStorage, FileCheckpointStorage, InMemoryCheckpointStorage
 from .subworkflow import SubWorkflowRequestMessage, SubWorkflowResponseMessage, WorkflowExecutor
 from .validation import validate_workflow_graph
@@ -236,6 +239,7 @@ __all__ = [
     "ResponseTypeError",
     "RunArgumentsError",
     "RunContext",
+    "Sensitive",
     "SingleEdgeGroup",
     "StepMismatchError",
     "StepRecord",
@@ -287,6 +291,7 @@ __all__ = [
     "register_type",
     "resolve_agent_id",
     "response_handler",
+    "sensitive_fields",
     "step",
     "validate_workflow_graph",
     "workflow",

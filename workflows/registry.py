@@ -98,6 +98,8 @@ class TypeRegistry:
 
     def __init__(self) -> None:
         self._by_name: dict[str, type] = {}
+        # Bumped by every change, so a reader can cache what it derived from the classes.
+        self.generation = 0
         # Listed names not found yet: stored key -> the (module, qualname) splits to try.
         self._pending: dict[str, list[tuple[str, str]]] = {}
         self._lock = threading.RLock()
@@ -125,6 +127,7 @@ class TypeRegistry:
             if self._by_name.get(key) is cls:
                 return cls
             self._by_name[key] = cls
+            self.generation += 1
         for nested in _field_types(cls):
             self.register_annotation(nested)
         return cls
@@ -198,6 +201,11 @@ class TypeRegistry:
                 "pydantic models and Enums (there is no pickle), so make it one of those"
             )
         self._allow_class(found)
+
+    def registered(self) -> dict[str, type]:
+        """Every class registered so far, by stored name (a snapshot)."""
+        with self._lock:
+            return dict(self._by_name)
 
     def resolve(self, name: str) -> type | None:
         found = self._by_name.get(name)

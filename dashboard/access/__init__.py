@@ -10,5 +10,6 @@
   place they are accepted);
 * ``sso``: single sign-on with OpenID Connect;
 * ``lockout``: login lockout after repeated failed passwords (django-axes), audited;
-* ``rate_limits``: how often one token, user, address or account may call (429 beyond).
+* ``rate_limits``: how often one token, user, address or account may call (429 beyond);
+* ``masking``: sensitive fields shown masked wherever a run's data leaves the server.
 """

@@ -36,8 +36,10 @@ __all__ = [
     "visible_workflows",
 ]
 
-# The roles a data migration creates (dashboard/migrations/0003), least to most powerful.
-ROLE_NAMES = ("Viewer", "Approver", "Operator", "Admin")
+# The roles data migrations create (dashboard/migrations/0003), least to most powerful, then
+# (0025) "Sensitive data": revealing masked fields, held beside another role (for every
+# workflow as a group, or for one by a grant).
+ROLE_NAMES = ("Viewer", "Approver", "Operator", "Admin", "Sensitive data")
 
 ACTION_PERMISSIONS: dict[str, str] = {
     "view": "dashboard.view_workflowrun",
@@ -67,6 +69,8 @@ ACTION_PERMISSIONS: dict[str, str] = {
     # Schedules start runs unattended: managing one is an Operator's job, like operating runs.
     "schedule_change": "dashboard.operate_run",
     "schedule_trigger": "dashboard.start_run",
+    # Seeing a masked field's value (dashboard.access.masking), one field at a time, audited.
+    "reveal": "dashboard.view_sensitive",
 }
 
 

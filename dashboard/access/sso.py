@@ -22,10 +22,12 @@ What it leaves to us, and what this module adds:
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import re
 import threading
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,6 +179,37 @@ def _fetch_configuration(issuer: str) -> dict[str, str]:
     return {name: str(value) for name, value in found.items()}
 
 
+class ProviderAnswer(Exception):
+    """The provider answered a server-to-server call with an error or with what does not
+    parse; the message names the endpoint and what came back."""
+
+
+def _provider_call(
+    url: str, method: str, *, body: bytes | None = None, headers: dict[str, str] | None = None
+) -> outbound.Answer:
+    timeout = getattr(settings, "OIDC_TIMEOUT", None) or outbound.DEFAULT_TIMEOUT
+    answer = outbound.send(method, url, body=body, headers=headers, timeout=timeout)
+    if answer.status != 200:
+        raise ProviderAnswer(f"{url} answered {answer.status}: {answer.body[:200]!r}")
+    return answer
+
+
+def _parsed(url: str, answer: outbound.Answer) -> dict[str, Any]:
+    try:
+        document = json.loads(answer.body)
+    except ValueError as exc:
+        raise ProviderAnswer(f"{url} answered what is not JSON") from exc
+    if not isinstance(document, dict):
+        raise ProviderAnswer(f"{url} answered JSON that is not an object")
+    return document
+
+
+def _json_answer(
+    url: str, method: str, *, body: bytes | None = None, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
+    return _parsed(url, _provider_call(url, method, body=body, headers=headers))
+
+
 def take_error(request: HttpRequest) -> str:
     """The refusal the last sign-in attempt left for this browser, once."""
     return str(request.session.pop(ERROR_SESSION_KEY, "") or "")
@@ -203,14 +236,50 @@ class ProviderBackend(OIDCAuthenticationBackend):  # type: ignore[misc]  # untyp
             return None  # not the provider's callback (a password sign-in, say)
         found = endpoints()  # DiscoveryFailed reaches CallbackView, which says so
         for name in SERVER_CALLED:
-            # The library calls these with requests: each is checked as the guarded client
-            # checks its own targets (an internal address is refused) before it does.
+            # Each is called through the guarded client below; checked first, so that one it
+            # refuses is refused before the code is exchanged, whichever call comes first.
             outbound.check_url(found[name])
         self.OIDC_OP_TOKEN_ENDPOINT = found["OIDC_OP_TOKEN_ENDPOINT"]
         self.OIDC_OP_USER_ENDPOINT = found["OIDC_OP_USER_ENDPOINT"]
         self.OIDC_OP_JWKS_ENDPOINT = found["OIDC_OP_JWKS_ENDPOINT"]
         user: User | None = super().authenticate(request, **kwargs)
         return user
+
+    # The library calls the three endpoints with requests, which resolves the host again when
+    # it connects; through the guarded client each call connects to the address it checked.
+
+    def get_token(self, payload: dict[str, Any]) -> dict[str, Any]:
+        form = dict(payload)
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Accept": "application/json",
+        }
+        if self.get_settings("OIDC_TOKEN_USE_BASIC_AUTH", False):
+            pair = f"{form.get('client_id', '')}:{form.pop('client_secret', '')}"
+            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+        body = urllib.parse.urlencode(form).encode("ascii")
+        return _json_answer(self.OIDC_OP_TOKEN_ENDPOINT, "POST", body=body, headers=headers)
+
+    def get_userinfo(self, access_token: str, id_token: str, payload: dict[str, Any]) -> Any:
+        url = self.OIDC_OP_USER_ENDPOINT
+        answer = _provider_call(url, "GET", headers={"Authorization": f"Bearer {access_token}"})
+        if answer.headers.get("content-type", "").lower().startswith("application/jwt"):
+            return self.verify_token(answer.body.decode("ascii"))  # claims sent as a signed JWT
+        return _parsed(url, answer)
+
+    def retrieve_matching_jwk(self, token: str) -> jwt.PyJWK:
+        keys = _json_answer(self.OIDC_OP_JWKS_ENDPOINT, "GET").get("keys")
+        header = jwt.get_unverified_header(token)
+        check_kid = bool(getattr(settings, "OIDC_VERIFY_KID", True))
+        for key in keys if isinstance(keys, list) else []:
+            if not isinstance(key, dict):
+                continue
+            if check_kid and key.get("kid") != header.get("kid"):
+                continue
+            if "alg" in key and key["alg"] != header.get("alg"):
+                continue
+            return jwt.PyJWK(key)
+        raise SuspiciousOperation("the provider publishes no key that signed this token")
 
     def verify_token(self, token: str, **kwargs: Any) -> dict[str, Any]:
         payload: dict[str, Any] = super().verify_token(token, **kwargs)
@@ -394,7 +463,15 @@ class CallbackView(OIDCAuthenticationCallbackView):  # type: ignore[misc]  # unt
         except (SuspiciousOperation, jwt.PyJWTError) as exc:
             logger.warning("single sign-on refused: %s", exc)
             return self._failed(request, "the sign-in could not be verified; please try again")
-        except (DiscoveryFailed, requests.RequestException, ValueError, KeyError, TypeError) as exc:
+        except (
+            DiscoveryFailed,
+            ProviderAnswer,
+            outbound.OutboundError,
+            requests.RequestException,
+            ValueError,
+            KeyError,
+            TypeError,
+        ) as exc:
             # ValueError covers a token or JSON answer that does not parse.
             logger.warning("single sign-on failed: %s: %s", type(exc).__name__, exc)
             return self._failed(

@@ -8,10 +8,11 @@ apply to them.
 
 A token has scopes, each a set of actions (``ACTION_SCOPES``): ``read`` (every token has it),
 ``operate`` (start, resume, fork, cancel, retry, migrate, schedules), ``decide`` (approve,
-reject, claim, assign) and ``admin`` (retention, holds, alert rules, prices). What a token may
-do is what its scopes name *and* what its user's roles allow at the moment of use: the user
-loaded for a token carries the token's scopes (``with_scopes``), and ``authz.can`` refuses an
-action outside them, so every service, whatever calls it, holds a token to both.
+reject, claim, assign), ``admin`` (retention, holds, alert rules, prices) and ``reveal`` (a
+masked field's value, ``dashboard.access.masking``). What a token may do is what its scopes
+name *and* what its user's roles allow at the moment of use: the user loaded for a token
+carries the token's scopes (``with_scopes``), and ``authz.can`` refuses an action outside
+them, so every service, whatever calls it, holds a token to both.
 
 Every token created since expiry existed has ``expires_at``; one created before (migration
 0024) has none and every scope, as it had then. An expired or revoked token is refused, and
@@ -53,10 +54,12 @@ SCOPES: dict[str, str] = {
     "operate": "start, resume, fork, cancel, retry and migrate runs; manage schedules",
     "decide": "approve, reject, claim and assign approval requests",
     "admin": "retention, holds, alert rules and model prices",
+    "reveal": "reveal sensitive fields, one at a time (audited)",
 }
 
 ACTION_SCOPES: dict[str, str] = {
     "view": "read",
+    "reveal": "reveal",
     **dict.fromkeys(("start", "resume", "fork", "cancel", "retry", "migrate"), "operate"),
     **dict.fromkeys(("schedule_change", "schedule_trigger"), "operate"),
     **dict.fromkeys(("approve", "reject", "claim", "assign", "override"), "decide"),

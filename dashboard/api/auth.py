@@ -138,6 +138,7 @@ OPERATION_SCOPES: dict[str, str] = {
         "operate",
     ),
     **dict.fromkeys(("approval_decide", "approval_claim"), "decide"),
+    "run_reveal": "reveal",
     **dict.fromkeys(
         (
             "run_hold",

@@ -16,6 +16,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field, JsonValue
 
 from dashboard import selectors, services
+from dashboard.access import masking
 from dashboard.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -31,6 +32,8 @@ __all__ = [
     "CheckpointDetailOut",
     "CheckpointOut",
     "CheckpointsOut",
+    "RevealIn",
+    "RevealedOut",
     "ClaimIn",
     "DecideIn",
     "ErrorOut",
@@ -83,6 +86,17 @@ _REASON = Field("", description="why: required for a person (400 without)")
 
 class ReasonIn(_Body):
     reason: str = _REASON
+
+
+class RevealIn(_Body):
+    path: str = Field(
+        max_length=1000, description="the masked field's path, such as $.input.customer.email"
+    )
+    checkpoint_id: str = Field(
+        default="",
+        max_length=128,
+        description="the checkpoint to read it from; empty for the run's input and output",
+    )
 
 
 class RunStartIn(_Body):
@@ -245,6 +259,12 @@ class CheckpointDetailOut(CheckpointOut):
     document: JsonObject = Field(description="the checkpoint decoded, blobs joined in")
 
 
+class RevealedOut(Schema):
+    path: str
+    checkpoint_id: str
+    value: JsonValue = Field(description="the field's value, as the checkpoint or run holds it")
+
+
 class EventOut(Schema):
     seq: int
     type: str
@@ -306,8 +326,8 @@ def run_out(run: WorkflowRun) -> RunOut:
         id=str(run.pk),
         workflow=run.workflow_name,
         status=RunStatus(run.status),
-        input=run.input,
-        output=run.output,
+        input=(masker := masking.for_run(run)).input(run.input),
+        output=masker.output(run.output),
         error=RunErrorOut(type=run.error_type, message=run.error_message, traceback=run.traceback)
         if failed
         else None,
@@ -361,7 +381,7 @@ def approval_out(approval: ApprovalRequest) -> ApprovalOut:
         response_type=approval.response_type,
         response_schema=services.approval_response_schema(approval),
         status=ApprovalStatus(approval.status),
-        response=approval.response,
+        response=masking.for_run(approval.run).response(approval.response, approval.response_type),
         reason=approval.reason,
         decided_by=approval.decided_by.get_username() if approval.decided_by else None,
         decided_at=approval.decided_at,

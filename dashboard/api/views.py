@@ -20,6 +20,7 @@ from ninja.responses import Status
 from ninja.signature.utils import get_path_param_names
 
 from dashboard import catalog, selectors, services
+from dashboard.access import masking
 from dashboard.api.errors import MethodNotAllowed
 from dashboard.api.schemas import (
     ApprovalOut,
@@ -40,6 +41,8 @@ from dashboard.api.schemas import (
     PruneReportsOut,
     ReasonIn,
     ResumeIn,
+    RevealedOut,
+    RevealIn,
     RunOut,
     RunsOut,
     RunStartIn,
@@ -173,6 +176,7 @@ def checkpoint_detail(
         )
     catalog.describe(run.workflow_name)  # registers the workflow's types with the codec
     document = DjangoCheckpointStorage().decode(checkpoint.document).to_dict()
+    document = masking.for_run(run).document(document)
     return CheckpointDetailOut(**checkpoint_out(checkpoint).model_dump(), document=document)
 
 
@@ -218,6 +222,20 @@ def run_fork(request: HttpRequest, run_id: uuid.UUID, payload: ForkIn) -> Status
         reason=payload.reason,
     )
     return Status(201, run_out(fork))
+
+
+@router.post(
+    "/runs/{uuid:run_id}/reveal/",
+    response={200: RevealedOut, **refusals(404, 413)},
+    url_name="run-reveal",
+)
+def run_reveal(request: HttpRequest, run_id: uuid.UUID, payload: RevealIn) -> RevealedOut:
+    """The value of one field that the run's data shows masked (``view_sensitive`` for the
+    workflow, and a token's ``reveal`` scope); each reveal is recorded in the audit log."""
+    found = services.reveal(
+        run_id, path=payload.path, checkpoint_id=payload.checkpoint_id, user=request.user
+    )
+    return RevealedOut(path=found.path, checkpoint_id=found.checkpoint_id, value=found.value)
 
 
 @router.post(

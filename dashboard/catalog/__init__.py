@@ -4,6 +4,7 @@
   input and response types (JSON schemas for the forms, validation for the API);
 * ``sources``: where they come from (entry points, ``SUPERSTEP_WORKFLOWS`` modules, settings,
   the demo), all imported when Django starts;
+* ``sensitive``: the JSON paths a registration names as holding sensitive values;
 * ``build_notes``: the engine's graph-validation notes, logged once per workflow version;
 * ``periodic_jobs``: the periodic jobs and their intervals, declared once and free of Django
   (Celery beat's ``beat_schedule`` and the embedded threads both read it);

@@ -21,6 +21,10 @@ built ``Workflow``):
 * **demo**: the demo app's workflows (``DEMO_WORKFLOWS`` below, builders in
   ``dashboard.demo.workflows``), only in demo mode (``settings.SUPERSTEP_DEMO``).
 
+**Sensitive fields.** Any of these may also name a mapping, ``{"builder": build, "sensitive":
+["$.input.customer.email", ...]}``: the paths (``dashboard.catalog.sensitive``) say where a
+run's data holds values that are masked for people who may not see them.
+
 **Versions side by side.** Any of these may name a list of builders instead of one, oldest
 first: the last builds the current version, which new runs start on; the others stay so that
 runs started on them finish on them (``WORKFLOWS = {"invoice-approval": [build_v1, build_v2]}``,
@@ -42,6 +46,7 @@ from importlib import metadata
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
+from dashboard.catalog.sensitive import SensitivePath, SensitivePathError, parse_path
 from workflows import Workflow
 
 __all__ = [
@@ -74,6 +79,7 @@ DEMO_WORKFLOWS: dict[str, str] = {
     "handoff-triage": "dashboard.demo.agents.build_handoff_triage",
     "product-brief": "dashboard.demo.agents.build_product_brief",
     "order-pipeline": "dashboard.demo.functional.build_order_pipeline",
+    "card-dispute": "dashboard.demo.disputes.CARD_DISPUTE",
 }
 
 
@@ -91,6 +97,8 @@ class Registration:
     origin: str
     # Builders of earlier versions, oldest first, kept for the runs that started on them.
     older: tuple[Builder, ...] = ()
+    # Where the run's data holds sensitive values (``dashboard.catalog.sensitive``).
+    sensitive: tuple[SensitivePath, ...] = ()
 
     @property
     def builders(self) -> tuple[Builder, ...]:
@@ -208,13 +216,36 @@ def _from_paths(
 
 
 def _registration(name: str, declared: object, source: str, origin: str) -> Registration:
-    """One name's builder, or its list of builders (oldest version first)."""
+    """One name's builder, or its list of builders (oldest version first), or a mapping of
+    ``builder`` (either of those) and ``sensitive`` (JSON paths)."""
+    sensitive: tuple[SensitivePath, ...] = ()
+    if isinstance(declared, Mapping):
+        unknown = sorted(set(declared) - {"builder", "sensitive"})
+        if unknown or "builder" not in declared:
+            raise ImproperlyConfigured(
+                f"{origin}: workflow {name!r} is declared as a mapping, which takes 'builder' "
+                f"(required) and 'sensitive' (a list of paths)"
+                + (f"; unknown keys: {', '.join(map(repr, unknown))}" if unknown else "")
+            )
+        sensitive = _sensitive_paths(name, declared.get("sensitive", ()), origin)
+        declared = declared["builder"]
     if isinstance(declared, (list, tuple)):
         if not declared:
             raise ImproperlyConfigured(f"{origin}: workflow {name!r} lists no builders")
         *older, current = declared
-        return Registration(name, current, source, origin, tuple(older))
-    return Registration(name, declared, source, origin)  # type: ignore[arg-type]  # _add checks it
+        return Registration(name, current, source, origin, tuple(older), sensitive)
+    return Registration(name, declared, source, origin, (), sensitive)  # type: ignore[arg-type]  # _add checks it
+
+
+def _sensitive_paths(name: str, paths: object, origin: str) -> tuple[SensitivePath, ...]:
+    if isinstance(paths, str) or not isinstance(paths, (list, tuple)):
+        raise ImproperlyConfigured(
+            f"{origin}: workflow {name!r}: 'sensitive' must be a list of paths, not {paths!r}"
+        )
+    try:
+        return tuple(parse_path(path) for path in paths)
+    except SensitivePathError as exc:
+        raise ImproperlyConfigured(f"{origin}: workflow {name!r}: {exc}") from exc
 
 
 def _reason(exc: BaseException) -> str:

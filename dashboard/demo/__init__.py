@@ -12,6 +12,7 @@ Settings install it, and the workflow catalog adds its workflows (by dotted path
   Magentic team with plan review) on an offline model;
 * ``planner``: the Magentic team's checklist manager, which needs no model;
 * ``functional``: the functional (``@workflow`` / ``@step``) order pipeline;
+* ``disputes``: a card dispute whose customer details are sensitive, masked on every page;
 * ``data``: ``seed()``, demo runs in every state, through the real services and worker;
 * ``management/commands/demo.py``: migrate, demo users, seed, then serve with Daphne.
 """

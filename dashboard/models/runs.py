@@ -119,6 +119,7 @@ class WorkflowRun(models.Model):
         permissions = (
             ("start_run", "Can start runs"),
             ("operate_run", "Can resume, fork, cancel and retry runs"),
+            ("view_sensitive", "Can reveal sensitive fields"),
         )
         indexes = (
             models.Index(fields=["-created_at"], name="run_created"),

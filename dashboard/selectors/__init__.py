@@ -31,6 +31,7 @@ from dashboard.selectors.checkpoints import (
     checkpoint_get_any,
     checkpoint_steps,
     checkpoint_superstep,
+    masked_checkpoint,
     run_checkpoint_rows,
     run_checkpoints,
 )
@@ -121,6 +122,7 @@ __all__ = [
     "assignable_groups",
     "assignable_users",
     "checkpoint_document",
+    "masked_checkpoint",
     "checkpoint_get",
     "checkpoint_get_any",
     "checkpoint_steps",

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import uuid
 from typing import Any, TypedDict, cast
 
 from django.db.models import F, QuerySet
 
-from dashboard.checkpoints.blob_uses import ref_digests
+from dashboard.access import masking
+from dashboard.checkpoints import documents
 from dashboard.models import (
     Checkpoint,
-    CheckpointBlob,
     WorkflowRun,
 )
-from workflows import CheckpointDecodeError, StepRecord, read_steps
-from workflows.storage import join_document
+from workflows import StepRecord, read_steps
 
 __all__ = [
     "CHECKPOINT_ROW_FIELDS",
@@ -26,6 +24,7 @@ __all__ = [
     "checkpoint_get_any",
     "checkpoint_steps",
     "checkpoint_superstep",
+    "masked_checkpoint",
     "run_checkpoint_rows",
     "run_checkpoints",
 ]
@@ -99,32 +98,25 @@ def checkpoint_superstep(checkpoint_id: str | None) -> int | None:
     )
 
 
-def checkpoint_document(checkpoint: Checkpoint) -> dict[str, Any]:
-    """The checkpoint's whole document in the codec's JSON: its record with every blob (and
-    every long conversation's chunks) put back. Nothing is decoded, so it reads even when the
-    types it names are gone; a missing blob shows as ``{"$missing": ...}`` where it belongs."""
-    record = checkpoint.document if isinstance(checkpoint.document, dict) else {}
-    # Blobs are stored as the JSON text the codec wrote (the bytes its digest is of).
-    blobs = {
-        digest: json.loads(text)
-        for digest, text in CheckpointBlob.objects.filter(
-            digest__in=ref_digests(record.get("blob_refs"))
-        ).values_list("digest", "data")
-    }
-
-    def blob(digest: str) -> Any:
-        return blobs.get(digest, {"$missing": f"blob {digest} is missing"})
-
-    try:
-        return join_document({"blob_refs": [], **record}, blob)
-    except CheckpointDecodeError:
-        doc = {k: v for k, v in record.items() if k not in ("blob_refs", "pending_request_ids")}
-        return {"state": {}, "executor_states": {}, **doc}
+def checkpoint_document(checkpoint: Checkpoint, run: WorkflowRun | None = None) -> dict[str, Any]:
+    """The checkpoint's whole document in the codec's JSON (``checkpoints.documents``), with
+    its sensitive fields masked (``access.masking``): what pages and the API show. ``run`` is
+    the checkpoint's run when the caller has it loaded already."""
+    return masked_checkpoint(checkpoint, run)[0]
 
 
-def checkpoint_steps(checkpoint: Checkpoint) -> list[StepRecord]:
+def masked_checkpoint(
+    checkpoint: Checkpoint, run: WorkflowRun | None = None
+) -> tuple[dict[str, Any], list[masking.Masked]]:
+    """``checkpoint_document`` and the fields it shows masked."""
+    masker = masking.for_run(run if run is not None else checkpoint.run)
+    document = masker.document(documents.checkpoint_document(checkpoint))
+    return document, masker.found
+
+
+def checkpoint_steps(checkpoint: Checkpoint, run: WorkflowRun | None = None) -> list[StepRecord]:
     """A functional run's step calls at this checkpoint, in call order, each with its saved
     result in the codec's JSON (nothing decoded: it reads when the step's types are gone).
     Empty for a graph run's checkpoint."""
-    state = checkpoint_document(checkpoint).get("state")
+    state = checkpoint_document(checkpoint, run).get("state")
     return read_steps(state if isinstance(state, dict) else {})

@@ -85,6 +85,7 @@ from dashboard.services.runs import (
     run_retry,
     run_start,
 )
+from dashboard.services.sensitive import Revealed, masked_fields, reveal
 from dashboard.services.tokens import allowed_scopes, token_create, token_revoke
 from dashboard.services.tool_calls import ToolCall, tool_call_of
 from dashboard.services.tool_calls import answer_fields as tool_answer_fields
@@ -116,6 +117,7 @@ __all__ = [
     "NotFound",
     "PolicySpec",
     "PruneReport",
+    "Revealed",
     "RunError",
     "ServiceError",
     "ToolCall",
@@ -141,6 +143,7 @@ __all__ = [
     "lease_acquire",
     "lease_release",
     "lease_renew",
+    "masked_fields",
     "message_request_of",
     "migration_preview",
     "park_runs_on_removed_versions",
@@ -155,6 +158,7 @@ __all__ = [
     "require",
     "retention",
     "retention_preview",
+    "reveal",
     "run_cancel",
     "run_finish",
     "run_fork",

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import prefetch_related_objects
 
 from dashboard import broadcast, catalog
-from dashboard.access import audit, authz
+from dashboard.access import audit, authz, masking
 from dashboard.core import run_events
 from dashboard.core.errors import Conflict, InvalidInput, NotFound, ServiceError
 from dashboard.core.types import Actor, username
@@ -251,7 +251,9 @@ def _decide(
             )
         ],
     )
-    details: dict[str, Any] = {"response": value, "reason": approval.reason}
+    # The audit log is read by auditors who may not see sensitive fields: it keeps the mask.
+    shown = masking.for_run(run).response(value, approval.response_type)
+    details: dict[str, Any] = {"response": shown, "reason": approval.reason}
     edit = tool_calls.argument_edit(approval, value)
     if edit is not None:  # the tool runs with the approver's arguments, not the agent's
         details["arguments"] = edit

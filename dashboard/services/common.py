@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from dashboard import broadcast
+from dashboard.access import masking
 from dashboard.core.errors import NotFound
 from dashboard.core.types import RunId
 from dashboard.models import TERMINAL_RUN_STATUSES, RunEvent, RunStatus, WorkflowRun
@@ -34,9 +35,13 @@ def record_events(run: WorkflowRun, events: Iterable[Mapping[str, Any]]) -> list
     rows = []
     seq = run.last_event_seq
     stamp = now()
+    # The log is shown, streamed and exported as it is stored, so sensitive fields are masked
+    # before it is written: the checkpoints keep the values (and reveal them, audited).
+    masker = masking.for_run(run)
     for event in events:
         seq += 1
-        data = {k: v for k, v in event.items() if k != "type"}
+        shown = masking.masked_event(masker, event) if masker.active else event
+        data = {k: v for k, v in shown.items() if k != "type"}
         rows.append(
             RunEvent(run=run, seq=seq, type=str(event["type"])[:100], data=data, created_at=stamp)
         )

@@ -18,6 +18,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 
 from dashboard import broadcast, catalog
+from dashboard.access import masking
 from dashboard.checkpoints.writes import RunProgress, commit_split, save_split
 from dashboard.core import run_events
 from dashboard.core.errors import LeaseLost
@@ -58,6 +59,8 @@ class Lease:
     run_id: uuid.UUID
     owner: str
     epoch: int
+    # Read with the lease, so each superstep's events are masked without another query.
+    workflow_name: str = ""
 
 
 def worker_identity() -> str:
@@ -99,7 +102,7 @@ def lease_acquire(run_id: RunId, owner: str) -> Lease | None:
             events.insert(0, run_events.run_recovered(run.attempts, owner))
         record_events(run, events)
         transaction.on_commit(lambda: broadcast.broadcast_run_changed(run.pk), robust=True)
-        return Lease(run.pk, owner, run.fencing_epoch)
+        return Lease(run.pk, owner, run.fencing_epoch, run.workflow_name)
 
 
 def fenced(lease: Lease) -> WorkflowRun:
@@ -214,7 +217,7 @@ def checkpoint_commit(
         epoch=lease.epoch,
         owner=lease.owner,
         lease_expires_at=stamp + dt.timedelta(seconds=lease_seconds()),
-        events_json=_json_text(events),
+        events_json=_json_text(shown := _masked(lease, events)),
         event_count=len(events),
         output=None if output is None else json.dumps(output, separators=(",", ":")),
         trace_id=trace_id_of(checkpoint.metadata.get(TRACE_KEY)) or "",
@@ -234,7 +237,7 @@ def checkpoint_commit(
             "data": {k: v for k, v in event.items() if k != "type"},
             "created_at": stamp.isoformat(),
         }
-        for number, event in enumerate(events, start=1)
+        for number, event in enumerate(shown, start=1)
     ]
     transaction.on_commit(
         functools.partial(broadcast.broadcast_run_events, lease.run_id, payload), robust=True
@@ -242,6 +245,23 @@ def checkpoint_commit(
     transaction.on_commit(
         functools.partial(broadcast.broadcast_runs_progress, lease.run_id), robust=True
     )
+
+
+def _masked(lease: Lease, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The events as the log stores them: sensitive fields masked, as ``record_events``
+    masks them (the run's output and usage were read from them unmasked)."""
+    masker = masking.for_run(_RunKey(lease.run_id, lease.workflow_name))
+    if not masker.active:
+        return events
+    return [masking.masked_event(masker, event) for event in events]
+
+
+@dataclasses.dataclass(frozen=True)
+class _RunKey:
+    """What a masker needs of a run, where only its id and workflow are at hand."""
+
+    pk: uuid.UUID
+    workflow_name: str
 
 
 def _json_text(value: Any) -> str:
@@ -259,7 +279,7 @@ def _checkpoint_commit_orm(
     piece: SplitCheckpoint,
     events: list[dict[str, Any]],
 ) -> None:
-    new_requests = _approval_specs(lease.run_id, checkpoint)
+    new_requests = _approval_specs(lease.run_id, checkpoint, lease.workflow_name)
     with transaction.atomic():
         run = fenced(lease)
 
@@ -342,7 +362,9 @@ class ApprovalSpec(TypedDict):
     response_schema: dict[str, Any]
 
 
-def _approval_specs(run_id: uuid.UUID, checkpoint: WorkflowCheckpoint) -> list[ApprovalSpec]:
+def _approval_specs(
+    run_id: uuid.UUID, checkpoint: WorkflowCheckpoint, workflow: str
+) -> list[ApprovalSpec]:
     if not checkpoint.pending_request_info_events:
         return []
     existing = set(
@@ -351,6 +373,7 @@ def _approval_specs(run_id: uuid.UUID, checkpoint: WorkflowCheckpoint) -> list[A
         )
     )
     specs: list[ApprovalSpec] = []
+    masker = masking.for_run(_RunKey(run_id, workflow))
     for rid, event in checkpoint.pending_request_info_events.items():
         if rid in existing:
             continue
@@ -361,7 +384,9 @@ def _approval_specs(run_id: uuid.UUID, checkpoint: WorkflowCheckpoint) -> list[A
                 engine_request_id=rid,
                 engine_run_id=checkpoint.run_id,
                 executor_id=event.source_executor_id,
-                request_data=as_dict.get("data"),
+                # Shown in the inbox, the API and webhooks as stored: masked. The checkpoint's
+                # pending request keeps the values the workflow gets back.
+                request_data=masker.value(as_dict.get("data"), where="request"),
                 response_type=as_dict.get("response_type") or "",
                 response_schema=catalog.value_schema(event.response_type),
             )

@@ -13,7 +13,8 @@ from django.db import transaction
 from pydantic import TypeAdapter, ValidationError
 
 from dashboard import broadcast, catalog
-from dashboard.access import audit, authz
+from dashboard.access import audit, authz, masking
+from dashboard.checkpoints import documents
 from dashboard.checkpoints.writes import save_split
 from dashboard.core import run_events
 from dashboard.core.errors import Conflict, InvalidInput, NotFound
@@ -85,7 +86,8 @@ def run_start(
         )
         run = WorkflowRun.objects.select_for_update().get(pk=run.pk)
         record_events(run, [run_events.run_status(RunStatus.QUEUED, by=username(user))])
-        details = {"input": stored, **({"schedule": schedule.name} if schedule else {})}
+        shown = masking.for_run(run).input(stored)
+        details = {"input": shown, **({"schedule": schedule.name} if schedule else {})}
         audit.record(user, "start", run=run, target=f"run {run.pk}", details=details)
         enqueue(run)
     return run
@@ -364,6 +366,9 @@ def run_fork(
         origin = locked_run(run_id)
         checkpoint = _checkpoint_of(origin, checkpoint_id)
         version = _ensure_same_graph(origin.workflow_name, checkpoint)
+        state, executor_states, messages = _unmasked_edits(
+            origin, checkpoint, user, state, executor_states, messages
+        )
         edited = _edited_checkpoint(
             origin.workflow_name, checkpoint, state, executor_states, messages
         )
@@ -385,7 +390,7 @@ def run_fork(
         fork.save()
         # A fork of a paused checkpoint waits for decisions of its own, and its worker saves no
         # new checkpoint that would raise them: raise the pending requests on its lineage now.
-        for spec in _approval_specs(fork.pk, edited):
+        for spec in _approval_specs(fork.pk, edited, fork.workflow_name):
             approvals.approval_opened(
                 ApprovalRequest.objects.create(**spec, run=fork, checkpoint=row), fork
             )
@@ -447,7 +452,77 @@ def fork_check(
         raise NotFound(f"no run with id {run_id}")
     checkpoint = _checkpoint_of(origin, checkpoint_id)
     _ensure_same_graph(origin.workflow_name, checkpoint)
+    state, executor_states, messages = _unmasked_edits(
+        origin, checkpoint, user, state, executor_states, messages
+    )
     _edited_checkpoint(origin.workflow_name, checkpoint, state, executor_states, messages)
+
+
+type _Edits = tuple[
+    dict[str, Any] | None, dict[str, dict[str, Any]] | None, list[dict[str, Any]] | None
+]
+
+
+def _unmasked_edits(
+    origin: WorkflowRun,
+    checkpoint: Checkpoint,
+    user: Actor,
+    state: dict[str, Any] | None,
+    executor_states: dict[str, dict[str, Any]] | None,
+    messages: list[dict[str, Any]] | None,
+) -> _Edits:
+    """The edits with each mask the editor showed (``access.masking``) put back to its value.
+
+    Someone who may not see a workflow's sensitive fields may not change them either: an
+    edit that changes or drops one is refused, naming it. Those who may see them may edit
+    them like any other field.
+
+    Raises:
+        InvalidInput: a masked field changed by someone who may not see it.
+    """
+    masker = masking.for_run(origin)
+    if not masker.active or (state is None and executor_states is None and messages is None):
+        return state, executor_states, messages
+    raw = documents.checkpoint_document(checkpoint)
+    masker.document(raw)
+    restored = (
+        masker.restore(state, "$.state") if state is not None else None,
+        masker.restore(executor_states, "$.executors") if executor_states is not None else None,
+        masker.restore(messages, "$.messages") if messages is not None else None,
+    )
+    if authz.can(user, "reveal", origin.workflow_name):
+        return restored
+    after = masking.for_run(origin)
+    after.document(
+        {
+            **raw,
+            **{
+                part: value
+                for part, value in zip(("state", "executor_states", "messages"), restored)
+                if value is not None
+            },
+        }
+    )
+    changed = masking.changed_masks(masker.found, after.found)
+    if changed:
+        raise InvalidInput(
+            "a sensitive field was changed",
+            errors={
+                _fork_path(path): "is sensitive and you may not see it, so it cannot be "
+                "changed here: leave its mask as it is"
+                for path in changed
+            },
+        )
+    return restored
+
+
+def _fork_path(path: str) -> str:
+    """A masking path (``$.executors.billing.card``) as the fork's error paths name it
+    (``executor_states.billing.card``)."""
+    path = path.removeprefix("$.")
+    return (
+        "executor_states" + path.removeprefix("executors") if path.startswith("executors") else path
+    )
 
 
 def _require_storable_edits(state: Any, executor_states: Any, messages: Any) -> None:

@@ -425,7 +425,7 @@ def _move(
     run.graph_version = moved.graph_signature_hash
     # Requests the moved checkpoint waits for that have no approval yet (a new lineage asks
     # again); the worker saves no checkpoint that would raise them before it pauses.
-    specs = _approval_specs(run.pk, moved)
+    specs = _approval_specs(run.pk, moved, run.workflow_name)
     for spec in specs:
         approvals.approval_opened(run.approval_requests.create(**spec, checkpoint=row), run)
     if specs:

@@ -7,7 +7,7 @@ from django.urls import URLPattern, path
 from dashboard.web.approvals import views as approvals
 from dashboard.web.checkpoints import views as checkpoints
 from dashboard.web.operations import alerts, audit, prices, retention, schedules, storage
-from dashboard.web.run_page import versions
+from dashboard.web.run_page import sensitive, versions
 from dashboard.web.run_page import views as run_page
 from dashboard.web.runs import bulk, compare_page, saved
 from dashboard.web.runs import views as runs
@@ -28,6 +28,7 @@ urlpatterns: list[URLPattern] = [
     path("runs/bulk/<uuid:bulk_id>/", bulk.bulk_progress, name="bulk_progress"),
     path("runs/<uuid:run_id>/", run_page.run_detail, name="run_detail"),
     path("runs/<uuid:run_id>/actions/", run_page.run_actions, name="run_actions"),
+    path("runs/<uuid:run_id>/reveal/", sensitive.run_reveal, name="run_reveal"),
     path("runs/<uuid:run_id>/events/", run_page.run_events, name="run_events"),
     path(
         "runs/<uuid:run_id>/subworkflow/",

@@ -39,6 +39,7 @@ from tests.browser.servers import (
     launch,
     prepare_template,
 )
+from tests.helpers import sensitive_scan
 
 CHROMIUM = os.environ.get("SUPERSTEP_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -282,8 +283,37 @@ class Problems:
 
 
 @pytest.fixture
-def problems() -> Problems:
-    return Problems()
+def problems() -> Iterator[Problems]:
+    yield Problems()
+    sensitive_scan.IN_PLAY.clear()
+
+
+def scan_sensitive(page: Any, problems: Problems) -> None:
+    """Every page, fragment, JSON answer and websocket frame the page receives while a test
+    has sensitive values in play (``sensitive_scan.in_play``) is scanned for them."""
+
+    def on_response(response: Any) -> None:
+        if not sensitive_scan.IN_PLAY or response.request.resource_type not in _SCANNED:
+            return
+        try:
+            body = response.body()
+        except Exception:  # noqa: BLE001 - a redirect or a page gone has no body to read
+            return
+        for value in sensitive_scan.leaked(response.url, body):
+            problems.errors.append(f"sensitive value {value!r} in {response.url}")
+
+    def on_socket(socket: Any) -> None:
+        def on_frame(payload: Any) -> None:
+            for value in sensitive_scan.leaked(socket.url, payload):
+                problems.errors.append(f"sensitive value {value!r} in a frame of {socket.url}")
+
+        socket.on("framereceived", on_frame)
+
+    page.on("response", on_response)
+    page.on("websocket", on_socket)
+
+
+_SCANNED = frozenset({"document", "xhr", "fetch"})
 
 
 @pytest.fixture
@@ -314,6 +344,7 @@ def new_context(browser: Any, server: Server, problems: Problems) -> Iterator[Ca
                 ),
             )
             page.on("pageerror", lambda e: problems.errors.append(str(e)))
+            scan_sensitive(page, problems)
 
         context.on("page", watch)
         contexts.append(context)

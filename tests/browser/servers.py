@@ -30,6 +30,7 @@ USERS = {
     "operator": ["Operator"],  # operates runs but may not decide
     "approver2": ["Approver"],
     "viewer": ["Viewer"],
+    "steward": ["Viewer", "Sensitive data"],  # may reveal masked fields
 }
 PASSWORD = "browser-test-password"
 

@@ -228,6 +228,35 @@ def services_postgres_transactional_db(request: pytest.FixtureRequest) -> Iterat
         yield request.param
 
 
+@pytest.fixture(autouse=True)
+def _no_sensitive_value_leaves(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every response the test client receives is scanned for the sensitive values the test
+    put in play (``tests/helpers/sensitive_scan.py``); one that shows any fails the test."""
+    from django.test.client import Client
+
+    from tests.helpers import sensitive_scan
+
+    request = Client.request
+
+    def scanned(self: Client, **environ: Any) -> Any:
+        response = request(self, **environ)
+        if not sensitive_scan.IN_PLAY:
+            return response
+        if getattr(response, "streaming", False):
+            body = b"".join(response.streaming_content)
+            response.streaming_content = [body]
+        else:
+            body = response.content
+        url = str(environ.get("PATH_INFO", ""))
+        shown = sensitive_scan.leaked(url, body)
+        assert not shown, f"{url} answered with sensitive values {shown}"
+        return response
+
+    monkeypatch.setattr(Client, "request", scanned)
+    yield
+    sensitive_scan.IN_PLAY.clear()
+
+
 @pytest.fixture
 def role_user() -> Callable[..., Any]:
     """``role_user("ann", "Approver", is_staff=False)``: a user in one of the role groups.
@@ -239,7 +268,13 @@ def role_user() -> Callable[..., Any]:
 
     from django.contrib.auth.models import Group, Permission, User
 
-    roles = importlib.import_module("dashboard.migrations.0003_roles_and_append_only_audit").ROLES
+    roles = dict(
+        importlib.import_module("dashboard.migrations.0003_roles_and_append_only_audit").ROLES
+    )
+    sensitive = importlib.import_module("dashboard.migrations.0025_sensitive_data")
+    revealing = f"dashboard.{sensitive.PERMISSION}"
+    roles["Admin"] = [*roles["Admin"], revealing]
+    roles[sensitive.ROLE] = [revealing]
 
     def group(name: str) -> Any:
         found, created = Group.objects.get_or_create(name=name)

@@ -76,7 +76,7 @@ def arguments_form(
 
 
 def _conversation(approval: ApprovalRequest) -> conversation.Conversation | None:
-    document = selectors.checkpoint_document(approval.checkpoint)
+    document = selectors.checkpoint_document(approval.checkpoint, approval.run)
     states = document.get("executor_states")
     state = states.get(approval.executor_id) if isinstance(states, dict) else None
     return conversation.conversation_of(approval.executor_id, state, newest=CONVERSATION_TURNS)

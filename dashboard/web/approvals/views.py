@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from dashboard import selectors, services
+from dashboard.access import masking
 from dashboard.core.types import Actor
 from dashboard.models import ApprovalRequest, ApprovalStatus
 from dashboard.renderers.diff_values import tree
@@ -109,7 +110,7 @@ def panel_context(
         "request_value": shown,
         "request_fields": fields,
         "response_type_label": short_type_name(approval.response_type),
-        "response_value": _response_shown(approval.response),
+        "response_value": _response_shown(approval, approval.response),
         "decision_form": decision or DecisionForm(),
         "response_form": response,
         "response_mode": mode,
@@ -135,9 +136,11 @@ def panel_context(
     }
 
 
-def _response_shown(response: Any) -> Any:
+def _response_shown(approval: ApprovalRequest, response: Any) -> Any:
+    """An answer as the pages show it: its sensitive fields masked."""
     if response is None:
         return None
+    response = masking.for_run(approval.run).response(response, approval.response_type)
     return services.tool_answer_fields(response) or tree(response)
 
 
@@ -409,7 +412,10 @@ def _bulk_review(
     previews = services.approvals_decide_preview(
         picked, user=request.user, approved=decision == "approve"
     )
-    rows = [(p, response_text(p.answer) if not p.skip else None) for p in previews]
+    rows = [
+        (p, response_text(p.approval, p.answer) if not p.skip and p.approval else None)
+        for p in previews
+    ]
     workflows = sorted({p.approval.run.workflow_name for p in previews if p.approval})
     confirmed = request.POST.get("confirm") == "1"
     context = {
@@ -464,11 +470,11 @@ def approval_assign(request: HttpRequest, request_id: str) -> HttpResponse:
     return redirect(back)
 
 
-def response_text(response: Any) -> str | None:
+def response_text(approval: ApprovalRequest, response: Any) -> str | None:
     """A decision's response on one line: ``discount_percent: 10, note: "ok"`` for an object."""
     if response is None:
         return None
-    shown = _response_shown(response)
+    shown = _response_shown(approval, response)
     if isinstance(shown, dict):
         text = ", ".join(f"{key}: {preview(value, limit=80)}" for key, value in shown.items())
         return text if len(text) <= 300 else text[:299] + "…"
@@ -487,7 +493,7 @@ def approval_archive(request: HtmxHttpRequest) -> HttpResponse:
         before=decode_cursor(request.GET.get("before"), int),
         limit=PAGE_SIZE,
     )
-    rows = [(a, response_text(a.response)) for a in page.rows]
+    rows = [(a, response_text(a, a.response)) for a in page.rows]
     context = {
         "filter_form": form,
         "rows": rows,

@@ -28,7 +28,7 @@ from dashboard.renderers import checkpoint_diff, conversation
 from dashboard.services.runs import fork_check
 from dashboard.web.access import HtmxHttpRequest, allowed_actions, htmx_target, page_view
 from dashboard.web.checkpoints.fork_form import Edits, ForkEditor
-from dashboard.web.run_page import detail, previews
+from dashboard.web.run_page import detail, previews, sensitive
 
 TEMPLATE = "dashboard/checkpoint_detail.html"
 EDITOR = "components/fork_editor.html"
@@ -127,7 +127,7 @@ def _diff_context(
     older, newer = checkpoint_diff.older_first(other, checkpoint)
     documents = {
         checkpoint.checkpoint_id: document,
-        other.checkpoint_id: selectors.checkpoint_document(other),
+        other.checkpoint_id: selectors.checkpoint_document(other, run),
     }
     diff = checkpoint_diff.checkpoint_diff(
         checkpoint_diff.parts(documents[older.checkpoint_id], superstep=older.superstep),
@@ -163,7 +163,7 @@ def inspector_context(
     *,
     editor: ForkEditor | None = None,
 ) -> dict[str, Any]:
-    document = selectors.checkpoint_document(checkpoint)
+    document, masked = selectors.masked_checkpoint(checkpoint, run)
     deployed = detail.deployed_hash(run.workflow_name)
     shown = checkpoint_diff.parts(document, superstep=checkpoint.superstep)
     rows = selectors.run_checkpoint_rows(run.pk)
@@ -186,6 +186,7 @@ def inspector_context(
         "may": allowed_actions(request.user, run.workflow_name),
         **_diff_context(request, run, checkpoint, document, rows),
         **detail.timeline_context(run, selected=checkpoint.checkpoint_id, rows=rows),
+        **sensitive.masked_context(run, request.user, checkpoint.checkpoint_id, masked),
         "nav_section": "runs",
     }
 
@@ -197,7 +198,7 @@ def checkpoint_detail(
     run, checkpoint = _load(request, run_id, checkpoint_id)
     target = htmx_target(request)
     if target == "checkpoint-diff" or target.startswith("diff-side-"):
-        document = selectors.checkpoint_document(checkpoint)
+        document = selectors.checkpoint_document(checkpoint, run)
         context = {
             "run": run,
             "checkpoint": checkpoint,
@@ -223,7 +224,7 @@ def checkpoint_conversation(
         return HttpResponse(
             "before must be the number of a turn, such as 50", status=400, content_type="text/plain"
         )
-    states = selectors.checkpoint_document(checkpoint).get("executor_states") or {}
+    states = selectors.checkpoint_document(checkpoint, run).get("executor_states") or {}
     found = conversation.conversation_of(executor_id, states.get(executor_id), before=int(raw))
     if found is None:
         raise Http404(f"{executor_id!r} holds no conversation at this checkpoint.")
@@ -237,7 +238,7 @@ def checkpoint_download(
 ) -> HttpResponse:
     """The whole checkpoint in the codec's JSON, as stored (blobs joined back in)."""
     run, checkpoint = _load(request, run_id, checkpoint_id)
-    body = json.dumps(selectors.checkpoint_document(checkpoint), indent=2, ensure_ascii=False)
+    body = json.dumps(selectors.checkpoint_document(checkpoint, run), indent=2, ensure_ascii=False)
     response = HttpResponse(body, content_type="application/json; charset=utf-8")
     name = _SAFE_NAME.sub(
         "_", f"{run.workflow_name}-superstep-{checkpoint.superstep}-{checkpoint.checkpoint_id}"
@@ -308,7 +309,7 @@ def checkpoint_fork_check(
     """The editor again (htmx swaps it in place): errors beside their fields (422), or the
     confirmation, open, saying what the fork will change (200)."""
     run, checkpoint = _load(request, run_id, checkpoint_id)
-    document = selectors.checkpoint_document(checkpoint)
+    document = selectors.checkpoint_document(checkpoint, run)
     editor = ForkEditor(document, request.POST)
     outcome = _checked(request, run, checkpoint, editor, fork=False)
     if outcome.refusal:
@@ -324,7 +325,7 @@ def checkpoint_fork_check(
 @page_view("POST")
 def checkpoint_fork(request: HttpRequest, run_id: uuid.UUID, checkpoint_id: str) -> HttpResponse:
     run, checkpoint = _load(request, run_id, checkpoint_id)
-    editor = ForkEditor(selectors.checkpoint_document(checkpoint), request.POST)
+    editor = ForkEditor(selectors.checkpoint_document(checkpoint, run), request.POST)
     outcome = _checked(request, run, checkpoint, editor, fork=True)
     if outcome.fork is not None and outcome.edits is not None:
         note = " with edited values" if outcome.edits.changed else ""

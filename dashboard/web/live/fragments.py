@@ -32,7 +32,7 @@ from dashboard.core.types import Actor
 from dashboard.models import AlertIncident, RunEvent
 from dashboard.selectors import alerts as alert_selectors
 from dashboard.web.access import allowed_actions
-from dashboard.web.run_page import detail, graph_state
+from dashboard.web.run_page import detail, graph_state, sensitive
 from dashboard.web.run_page.detail import TEMPLATE, summary_context, timeline_context
 from dashboard.web.run_page.events import event_views
 from dashboard.web.run_page.gantt import gantt_context
@@ -115,6 +115,8 @@ def run_update(run_id: uuid.UUID, events: Sequence[RunEvent], user: Actor = None
             "oob": True,
         }
         parts += [render_to_string(f"{TEMPLATE}#{name}", context) for name in REDRAWN_PARTIALS]
+        masked = {**sensitive.masked_context(run, user), "oob": True}
+        parts.append(render_to_string("components/masked_fields.html", masked))
     if any(event.type == "model_call" for event in events):  # an agent's reply is in: redraw
         parts.append(
             render_to_string(

@@ -12,6 +12,7 @@
 * ``timeline``: the run's checkpoints as a timeline with branches;
 * ``previews``: what an action will do, in words, for its confirmation dialog;
 * ``usage``: the tokens and cost card, per executor and model;
+* ``sensitive``: the sensitive-fields card and revealing one field (audited);
 * ``steps``: a functional run's steps in call order, replayed or computed;
 * ``version_panel``: which version the run executes on, and what a migration would lose;
 * ``versions``: the version panel's views and the page of runs that need migration.

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dashboard import broadcast, catalog, selectors
+from dashboard.access import masking
 from dashboard.models import (
     TERMINAL_RUN_STATUSES,
     ApprovalRequest,
@@ -139,7 +140,7 @@ def summary_context(run: WorkflowRun) -> dict[str, Any]:
         "pending_approvals": pending,
         "parent": parent,
         "origin_superstep": origin_superstep,
-        "output": tree(run.output) if run.output is not None else None,
+        "output": tree(masking.for_run(run).output(run.output)) if run.output is not None else None,
         "intermediate_outputs": intermediate_outputs(run),
         "decisions": decisions(run),
         # What the actions depend on; the header carries it too, and when the two differ the
@@ -195,7 +196,7 @@ def conversations(run: WorkflowRun) -> Sequence[conversation.Conversation]:
     checkpoint = run.latest_checkpoint if run.latest_checkpoint_id else None
     if not (run.input_tokens or run.output_tokens) or checkpoint is None:
         return []
-    document = selectors.checkpoint_document(checkpoint)
+    document = selectors.checkpoint_document(checkpoint, run)
     return conversation.conversations_of(document.get("executor_states"))
 
 
@@ -229,7 +230,7 @@ def page_context(
         **events_context(run),
         "graph": graph,
         "steps": steps_view(run),
-        "input": run.input,
+        "input": masking.for_run(run).input(run.input),
         "alert_incidents": alert_selectors.run_incidents(run.pk),
         "live_replies": broadcast.replies_so_far(run.pk) if not run.is_terminal else [],
         "conversations": conversations(run),

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from dashboard import catalog, selectors
+from dashboard.checkpoints import documents
 from dashboard.models import RunStatus, WorkflowRun
 from dashboard.renderers.graph_layout import GraphLayout, GraphView
 from dashboard.renderers.workflow_graph import layout_of
@@ -147,7 +148,7 @@ def run_states(
     checkpoint = run.latest_checkpoint if run.latest_checkpoint_id else None
     if checkpoint is not None:
         at_work = "running" if run.status == RunStatus.RUNNING else "cancelled"
-        for name in next_executors(selectors.checkpoint_document(checkpoint), edges):
+        for name in next_executors(documents.checkpoint_document(checkpoint), edges):
             states[name] = at_work
     return states
 

@@ -11,6 +11,7 @@ import dataclasses
 from typing import Any
 
 from dashboard import selectors
+from dashboard.checkpoints import documents
 from dashboard.models import Checkpoint, RunStatus, WorkflowRun
 from dashboard.web.run_page import graph_state
 
@@ -123,7 +124,7 @@ def retry_preview(run: WorkflowRun) -> Preview:
         f"The run continues from its latest checkpoint (superstep {latest.superstep}); "
         f"superstep {latest.superstep + 1} runs again.",
         [
-            f"First to run: {_names(_first_to_run(run, selectors.checkpoint_document(latest)))}.",
+            f"First to run: {_names(_first_to_run(run, documents.checkpoint_document(latest)))}.",
             "Anything they did before failing (e-mails, payments, API calls) may happen again.",
         ],
     )

@@ -72,7 +72,7 @@ def steps_view(run: WorkflowRun) -> StepsView | None:
             duration=duration_text(record.duration_ms),
             error=record.error or "",
         )
-        for index, record in enumerate(selectors.checkpoint_steps(checkpoint), start=1)
+        for index, record in enumerate(selectors.checkpoint_steps(checkpoint, run), start=1)
     ]
     return StepsView(rows, checkpoint.checkpoint_id)
 

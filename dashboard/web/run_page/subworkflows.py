@@ -207,7 +207,7 @@ def panel(
     latest_id = run.latest_checkpoint_id
     nested = None
     if checkpoint is not None:
-        nested = nested_document(selectors.checkpoint_document(checkpoint), executor_id)
+        nested = nested_document(selectors.checkpoint_document(checkpoint, run), executor_id)
     is_latest = checkpoint is None or checkpoint.checkpoint_id == latest_id
     active = is_latest and run.status == RunStatus.RUNNING
     states = inner_states(nested, edges, active=active)

@@ -15,7 +15,15 @@ from dashboard.core.types import Actor
 from dashboard.models import WorkflowRun
 from dashboard.web import conflicts
 from dashboard.web.access import HtmxHttpRequest, allowed_actions, page_view
-from dashboard.web.run_page import detail, event_log, gantt, previews, subworkflows, version_panel
+from dashboard.web.run_page import (
+    detail,
+    event_log,
+    gantt,
+    previews,
+    sensitive,
+    subworkflows,
+    version_panel,
+)
 
 TEMPLATE = "dashboard/run_detail.html"
 EVENTS_PAGE = 500
@@ -62,6 +70,7 @@ def render_detail(
         **gantt.gantt_context(run),
         "audit_entries": selectors.run_audit_entries(run.pk),
         "audit_limit": selectors.AUDIT_CARD_LIMIT,
+        **sensitive.masked_context(run, request.user),
     }
     return render(request, TEMPLATE, context, status=status)
 

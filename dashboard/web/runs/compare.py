@@ -20,6 +20,7 @@ from django.http import QueryDict
 from django.utils import timezone
 
 from dashboard import selectors
+from dashboard.access import masking
 from dashboard.core.types import Actor
 from dashboard.models import RunEvent, WorkflowRun
 from dashboard.renderers import checkpoint_diff
@@ -155,9 +156,11 @@ def compare(a: WorkflowRun, b: WorkflowRun) -> Comparison:
         note = "One of the runs has no checkpoint yet."
     else:
         diff = checkpoint_diff.checkpoint_diff(
-            checkpoint_diff.parts(selectors.checkpoint_document(first), superstep=first.superstep),
             checkpoint_diff.parts(
-                selectors.checkpoint_document(second), superstep=second.superstep
+                selectors.checkpoint_document(first, a), superstep=first.superstep
+            ),
+            checkpoint_diff.parts(
+                selectors.checkpoint_document(second, b), superstep=second.superstep
             ),
         )
     counts_a, counts_b = _executor_counts(a), _executor_counts(b)
@@ -169,8 +172,12 @@ def compare(a: WorkflowRun, b: WorkflowRun) -> Comparison:
         a=a,
         b=b,
         facts=_facts(a, b),
-        input=diff_json(a.input, b.input, path="$input"),
-        output=diff_json(a.output, b.output, path="$output"),
+        input=diff_json(
+            masking.for_run(a).input(a.input), masking.for_run(b).input(b.input), path="$input"
+        ),
+        output=diff_json(
+            masking.for_run(a).output(a.output), masking.for_run(b).output(b.output), path="$output"
+        ),
         checkpoints=diff,
         checkpoint_note=note,
         executors=executors,

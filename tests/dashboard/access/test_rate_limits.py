@@ -128,3 +128,53 @@ def test_one_address_trying_many_accounts_is_refused(ops: Any) -> None:
     assert "Too many sign-in attempts from your address" in refused.text
     other_address = Client(REMOTE_ADDR="203.0.113.9")
     assert sign_in(other_address, "ops-rate", PASSWORD).status_code == 302
+
+
+HITS = """
+import django, sys
+django.setup()
+from dashboard.access import rate_limits
+for _ in range(int(sys.argv[2])):
+    try:
+        rate_limits.hit("api-token", sys.argv[1], "SUPERSTEP_RATE_API_TOKEN", "requests")
+        print("ok")
+    except rate_limits.RateLimited as exc:
+        print(f"refused {exc.retry_after}")
+"""
+
+
+@pytest.mark.redis
+@pytest.mark.slow
+def test_two_processes_share_one_counter_through_redis(
+    redis_url: str, subprocess_env: Callable[..., dict[str, str]], tmp_path: Any
+) -> None:
+    """Production counts in Redis: a token's requests to two web processes add up to one
+    limit (five per window here, a window far longer than the test)."""
+    import subprocess
+    import sys
+    import uuid
+
+    from tests.helpers.stack import BASE_DIR, production_env
+
+    env = production_env(
+        subprocess_env, database_url=f"sqlite:///{tmp_path / 'unused.sqlite3'}", redis_url=redis_url
+    )
+    env["SUPERSTEP_RATE_API_TOKEN"] = "5/1000d"
+    token = f"sst_{uuid.uuid4().hex}"
+
+    def process(hits: int) -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", HITS, token, str(hits)],
+            cwd=BASE_DIR,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.split("\n")[:-1]
+
+    assert process(3) == ["ok", "ok", "ok"]
+    second = process(3)
+    assert second[:2] == ["ok", "ok"] and second[2].startswith("refused ")

@@ -423,3 +423,23 @@ def test_a_provider_at_an_address_the_server_does_not_call_signs_nobody_in(
     assert answer.status_code == 302 and answer["Location"] == "/login/"
     assert "at an address this server does not call" in login_page_error(client)
     assert provider.token_requests == 0  # refused before the library sent the code
+
+
+def test_the_provider_is_called_through_the_guarded_client_only(
+    client: Client, provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The token, user-info and key endpoints are called through ``dashboard.outbound``,
+    which connects to the address it checked: the library's own requests calls, which would
+    resolve the name again, are never made."""
+    import mozilla_django_oidc.auth as library
+
+    class NoRequests:
+        @staticmethod
+        def get(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError(f"the library called the provider with requests: {args}")
+
+        post = get
+
+    monkeypatch.setattr(library, "requests", NoRequests)
+    answer = sign_in(client, provider, ANA)
+    assert answer.status_code == 302 and User.objects.filter(username="ana").exists()

@@ -311,6 +311,14 @@ def exercise(
     assert api.get(f"/api/runs/{done.pk}/events/", after="x").status_code == 400
     assert api.get(f"/api/runs/{UNKNOWN}/events/").status_code == 404
 
+    # runs: reveal a masked field (Admins and the Sensitive data role; audited)
+    dispute = started("card-dispute", {"email": "ida@example.org", "customer": "Ida"})
+    field = {"path": "$.input.email"}
+    assert admin.post(f"/api/runs/{dispute.pk}/reveal/", field).json()["value"] == "ida@example.org"
+    assert api.post(f"/api/runs/{dispute.pk}/reveal/", field).status_code == 403
+    assert admin.post(f"/api/runs/{UNKNOWN}/reveal/", field).status_code == 404
+    assert admin.post(f"/api/runs/{dispute.pk}/reveal/", {}).status_code == 400
+
     # runs: resume, fork, cancel, retry, hold (each of the first four with a reason)
     WHY = {"reason": "checking the API"}
     assert api.post(f"/api/runs/{done.pk}/resume/", {}).status_code == 400

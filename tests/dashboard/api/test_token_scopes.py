@@ -33,6 +33,7 @@ BODIES: dict[str, Any] = {
     "run_start": {"workflow": "squares", "input": FAST},
     "run_resume": {"checkpoint_id": "abc", "reason": "scopes"},
     "run_fork": {"checkpoint_id": "abc", "reason": "scopes"},
+    "run_reveal": {"path": "$.input.email"},
     "runs_migrate": {"run_ids": [UNKNOWN]},
     "approval_decide": {"decision": "approve"},
     "schedule_create": SCHEDULE,

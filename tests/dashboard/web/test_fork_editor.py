@@ -496,7 +496,9 @@ def test_sub_workflow_panel_shows_inner_state_without_codec_tags(
         "_checkpoint_for",
         lambda run, checkpoint_id: SimpleNamespace(checkpoint_id="c", superstep=1),
     )
-    monkeypatch.setattr(subworkflows.selectors, "checkpoint_document", lambda checkpoint: outer)
+    monkeypatch.setattr(
+        subworkflows.selectors, "checkpoint_document", lambda checkpoint, run=None: outer
+    )
 
     panel = subworkflows.panel(run, "manager-review", rows=[])
 
