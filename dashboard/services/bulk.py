@@ -9,6 +9,10 @@ works through them a chunk at a time, each run through the very service a single
 in that service's own short transaction, audited there. A run that cannot be acted on (it
 moved on meanwhile, the role may not act on its workflow) is skipped with the reason; the
 others go on.
+
+A worker that dies leaves its task unacknowledged with the broker, which gives it back only
+after the visibility timeout (an hour); ``bulk_sweep`` (a periodic job) queues the action
+again once the dead worker's claim has expired.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -44,6 +49,7 @@ __all__ = [
     "bulk_execute",
     "bulk_preview",
     "bulk_start",
+    "bulk_sweep",
 ]
 
 # What one action may cover: enough for a bad day's failures, bounded for one confirmation.
@@ -54,8 +60,8 @@ CHUNK = 25
 # a cancel must take effect at once, and the workers it would wait for may be busy running
 # the very runs it cancels (the embedded pool has a few threads; a busy Celery queue too).
 INLINE_CANCELS = 100
-# How long a worker owns a bulk action between two chunks; well past a chunk's duration.
-CLAIM_SECONDS = 120
+# Actions queued again by one sweep; the rest wait for the next.
+SWEEP_BATCH = 100
 ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
@@ -236,16 +242,41 @@ def _execute_now(bulk_id: str) -> None:
         raise
 
 
+def _claim_seconds() -> int:
+    """How long a worker owns a bulk action between two chunks: as long as it owns a run
+    between two heartbeats (``SUPERSTEP_LEASE_SECONDS``), well past a chunk's duration."""
+    return int(settings.SUPERSTEP_LEASE_SECONDS)
+
+
 def _claim(bulk_id: uuid.UUID, token: str) -> bool:
-    """Own the action for CLAIM_SECONDS, unless another worker holds a live claim (one UPDATE:
-    of two at once, one wins)."""
+    """Own the action for ``_claim_seconds()``, unless another worker holds a live claim (one
+    UPDATE: of two at once, one wins)."""
     now = timezone.now()
     return bool(
         BulkAction.objects.filter(pk=bulk_id)
         .exclude(status=BulkAction.FINISHED)
         .filter(Q(claim_token="") | Q(claim_token=token) | Q(claimed_until__lt=now))
-        .update(claim_token=token, claimed_until=now + dt.timedelta(seconds=CLAIM_SECONDS))
+        .update(claim_token=token, claimed_until=now + dt.timedelta(seconds=_claim_seconds()))
     )
+
+
+def bulk_sweep() -> list[str]:
+    """Queue again the unfinished actions nobody works on: a claim that expired (its worker
+    died) or, a while after they were asked, none at all (the message was lost with the
+    broker). Returns their ids. Queuing a live one is harmless: its claim turns the task away.
+    """
+    moment = timezone.now()
+    unasked_since = moment - dt.timedelta(seconds=2 * _claim_seconds())
+    stalled = [
+        str(pk)
+        for pk in BulkAction.objects.exclude(status=BulkAction.FINISHED)
+        .filter(Q(claimed_until__lt=moment) | Q(claim_token="", created_at__lt=unasked_since))
+        .order_by("created_at")
+        .values_list("pk", flat=True)[:SWEEP_BATCH]
+    ]
+    for bulk_id in stalled:
+        dispatch.execute_bulk_on_commit(bulk_id)
+    return stalled
 
 
 def bulk_execute(bulk_id: str) -> BulkAction | None:

@@ -260,3 +260,23 @@ def test_a_cancel_that_fails_half_way_leaves_the_rest_to_the_queued_task(
 
     action.refresh_from_db()
     assert (action.status, action.done) == ("finished", 3)
+
+
+def test_the_sweep_queues_again_the_actions_nobody_works_on(
+    ops: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queued: list[str] = []
+    monkeypatch.setattr(dispatch, "_bulk_executor", queued.append)
+    moment = timezone.now()
+    lease = dt.timedelta(seconds=bulk._claim_seconds())
+
+    def action(**fields: Any) -> str:
+        return str(BulkAction.objects.create(action="cancel", requested_by=ops, **fields).pk)
+
+    dead = action(status="running", claim_token="dead", claimed_until=moment - lease)
+    lost = action(created_at=moment - 3 * lease)  # its message went with the broker
+    action(status="running", claim_token="alive", claimed_until=moment + lease)
+    action()  # just asked: its message is on the way
+    action(status="finished", created_at=moment - 3 * lease)
+
+    assert sorted(bulk.bulk_sweep()) == sorted(queued) == sorted([dead, lost])
