@@ -6,9 +6,10 @@ which it would skip and why (the confirmation shows it). ``bulk_start`` records 
 its runs and queues the work (a small cancel it does at once, once committed: see
 ``INLINE_CANCELS``); ``bulk_execute`` (a Celery task, or a thread in embedded mode)
 works through them a chunk at a time, each run through the very service a single click calls,
-in that service's own short transaction, audited there. A run that cannot be acted on (it
-moved on meanwhile, the role may not act on its workflow) is skipped with the reason; the
-others go on.
+audited there, in a short transaction that also records the run's outcome: a worker killed
+half-way leaves a run acted on with its outcome, or neither, so whoever carries on acts on
+each run once. A run that cannot be acted on (it moved on meanwhile, the role may not act on
+its workflow) is skipped with the reason; the others go on.
 
 A worker that dies leaves its task unacknowledged with the broker, which gives it back only
 after the visibility timeout (an hour); ``bulk_sweep`` (a periodic job) queues the action
@@ -27,7 +28,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from dashboard.access import audit, authz
@@ -301,7 +302,6 @@ def bulk_execute(bulk_id: str) -> BulkAction | None:
         )
         if not chunk:
             break
-        outcomes = Counter[str]()
         # One read for the chunk's runs, to skip without a round trip what need not be tried.
         found = {
             run.pk: run
@@ -309,25 +309,37 @@ def bulk_execute(bulk_id: str) -> BulkAction | None:
                 "id", "workflow_name", "status", "on_hold", "latest_checkpoint_id"
             )
         }
-        results = [_one(chosen, bulk, found.get(item.run_id), user) for item in chunk]
-        # Items with the same outcome and message are recorded in one statement.
-        alike: dict[tuple[str, str], list[int]] = {}
-        for item, (outcome, message) in zip(chunk, results, strict=True):
-            alike.setdefault((outcome, message), []).append(item.pk)
-            outcomes[outcome] += 1
-        with transaction.atomic():
-            for (outcome, message), item_ids in alike.items():
-                BulkActionItem.objects.filter(pk__in=item_ids).update(
-                    outcome=outcome, message=message
-                )
-            BulkAction.objects.filter(pk=bulk.pk).update(
-                done=F("done") + outcomes[BulkActionItem.DONE],
-                skipped=F("skipped") + outcomes[BulkActionItem.SKIPPED],
-            )
+        for item in chunk:
+            _act_and_record(chosen, bulk, item, found.get(item.run_id), user)
+        # Counted from the records, by the claim's holder only: a worker that lost its claim
+        # after a stall cannot write a count older than its successor's.
+        BulkAction.objects.filter(pk=bulk.pk, claim_token=token).update(**_counts(bulk.pk))
     BulkAction.objects.filter(pk=bulk.pk, claim_token=token).update(
         status=BulkAction.FINISHED, finished_at=timezone.now(), claim_token="", claimed_until=None
     )
     return BulkAction.objects.get(pk=bulk.pk)
+
+
+def _act_and_record(
+    action: _Action, bulk: BulkAction, item: BulkActionItem, run: WorkflowRun | None, user: Any
+) -> None:
+    """Act on one run and record its outcome in one transaction (the service's own nests in
+    it): a worker that dies in between leaves neither. The item is marked done first, which
+    locks its row: a second worker waits on that lock and then finds the item recorded."""
+    with transaction.atomic():
+        pending = BulkActionItem.objects.filter(pk=item.pk, outcome="")
+        if not pending.update(outcome=BulkActionItem.DONE, message=action.done):
+            return  # a worker that took over meanwhile has done it
+        outcome, message = _one(action, bulk, run, user)
+        if outcome != BulkActionItem.DONE:
+            BulkActionItem.objects.filter(pk=item.pk).update(outcome=outcome, message=message)
+
+
+def _counts(bulk_id: uuid.UUID) -> dict[str, int]:
+    return BulkActionItem.objects.filter(bulk_id=bulk_id).aggregate(
+        done=Count("pk", filter=Q(outcome=BulkActionItem.DONE)),
+        skipped=Count("pk", filter=Q(outcome=BulkActionItem.SKIPPED)),
+    )
 
 
 def _one(action: _Action, bulk: BulkAction, run: WorkflowRun | None, user: Any) -> tuple[str, str]:
