@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from celery import Celery
+from django.utils import timezone
 
 from dashboard import celery_app, services
 from dashboard.access import audit_chain
@@ -67,6 +68,9 @@ def test_each_periodic_task_runs_its_job_once_per_period(
     services_db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Two beats (or a message delivered twice) trigger the same period: the second does nothing.
+    # One instant for both rounds: a period boundary crossed between them would be a new period.
+    moment = timezone.now()
+    monkeypatch.setattr(timezone, "now", lambda: moment)
     calls: list[str] = []
     monkeypatch.setattr(services, "runs_sweep", lambda: calls.append("runs") or ["run-1"])
     monkeypatch.setattr(services, "approvals_sweep", lambda: calls.append("approvals") or [])
