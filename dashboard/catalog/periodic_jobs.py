@@ -28,6 +28,8 @@ PERIODIC_JOBS: dict[str, PeriodicSchedule] = {
     for schedule in (
         # Runs whose worker died (lease expired) or whose task was lost.
         PeriodicSchedule("sweep-runs", "dashboard.sweep_runs", 10.0),
+        # Bulk actions whose worker died (claim expired) or whose task was lost.
+        PeriodicSchedule("sweep-bulk-actions", "dashboard.sweep_bulk_actions", 10.0),
         # Overdue approval requests and their default outcome.
         PeriodicSchedule("sweep-approvals", "dashboard.sweep_approvals", 15.0),
         # Failed notifications whose backoff elapsed, and deliveries a dead worker left claimed.

@@ -2,9 +2,9 @@
 
 A ``BulkAction`` names its runs when it is asked (a filter is evaluated then, so runs started
 afterwards are not swept in) and a worker works through them a chunk at a time, each run in
-its own short transaction through the same service a single click uses. The rows say how far
-it got: a worker that dies mid-way leaves items without an outcome, and the redelivered task
-carries on from there.
+its own short transaction through the same service a single click uses, its item's outcome
+recorded in that transaction. The rows say how far it got: a worker that dies mid-way leaves
+items without an outcome, and the task queued again carries on from there.
 """
 
 from __future__ import annotations

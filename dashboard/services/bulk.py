@@ -6,9 +6,14 @@ which it would skip and why (the confirmation shows it). ``bulk_start`` records 
 its runs and queues the work (a small cancel it does at once, once committed: see
 ``INLINE_CANCELS``); ``bulk_execute`` (a Celery task, or a thread in embedded mode)
 works through them a chunk at a time, each run through the very service a single click calls,
-in that service's own short transaction, audited there. A run that cannot be acted on (it
-moved on meanwhile, the role may not act on its workflow) is skipped with the reason; the
-others go on.
+audited there, in a short transaction that also records the run's outcome: a worker killed
+half-way leaves a run acted on with its outcome, or neither, so whoever carries on acts on
+each run once. A run that cannot be acted on (it moved on meanwhile, the role may not act on
+its workflow) is skipped with the reason; the others go on.
+
+A worker that dies leaves its task unacknowledged with the broker, which gives it back only
+after the visibility timeout (an hour); ``bulk_sweep`` (a periodic job) queues the action
+again once the dead worker's claim has expired.
 """
 
 from __future__ import annotations
@@ -21,8 +26,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from dashboard.access import audit, authz
@@ -44,6 +50,7 @@ __all__ = [
     "bulk_execute",
     "bulk_preview",
     "bulk_start",
+    "bulk_sweep",
 ]
 
 # What one action may cover: enough for a bad day's failures, bounded for one confirmation.
@@ -54,8 +61,8 @@ CHUNK = 25
 # a cancel must take effect at once, and the workers it would wait for may be busy running
 # the very runs it cancels (the embedded pool has a few threads; a busy Celery queue too).
 INLINE_CANCELS = 100
-# How long a worker owns a bulk action between two chunks; well past a chunk's duration.
-CLAIM_SECONDS = 120
+# Actions queued again by one sweep; the rest wait for the next.
+SWEEP_BATCH = 100
 ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
@@ -236,16 +243,41 @@ def _execute_now(bulk_id: str) -> None:
         raise
 
 
+def _claim_seconds() -> int:
+    """How long a worker owns a bulk action between two chunks: as long as it owns a run
+    between two heartbeats (``SUPERSTEP_LEASE_SECONDS``), well past a chunk's duration."""
+    return int(settings.SUPERSTEP_LEASE_SECONDS)
+
+
 def _claim(bulk_id: uuid.UUID, token: str) -> bool:
-    """Own the action for CLAIM_SECONDS, unless another worker holds a live claim (one UPDATE:
-    of two at once, one wins)."""
+    """Own the action for ``_claim_seconds()``, unless another worker holds a live claim (one
+    UPDATE: of two at once, one wins)."""
     now = timezone.now()
     return bool(
         BulkAction.objects.filter(pk=bulk_id)
         .exclude(status=BulkAction.FINISHED)
         .filter(Q(claim_token="") | Q(claim_token=token) | Q(claimed_until__lt=now))
-        .update(claim_token=token, claimed_until=now + dt.timedelta(seconds=CLAIM_SECONDS))
+        .update(claim_token=token, claimed_until=now + dt.timedelta(seconds=_claim_seconds()))
     )
+
+
+def bulk_sweep() -> list[str]:
+    """Queue again the unfinished actions nobody works on: a claim that expired (its worker
+    died) or, a while after they were asked, none at all (the message was lost with the
+    broker). Returns their ids. Queuing a live one is harmless: its claim turns the task away.
+    """
+    moment = timezone.now()
+    unasked_since = moment - dt.timedelta(seconds=2 * _claim_seconds())
+    stalled = [
+        str(pk)
+        for pk in BulkAction.objects.exclude(status=BulkAction.FINISHED)
+        .filter(Q(claimed_until__lt=moment) | Q(claim_token="", created_at__lt=unasked_since))
+        .order_by("created_at")
+        .values_list("pk", flat=True)[:SWEEP_BATCH]
+    ]
+    for bulk_id in stalled:
+        dispatch.execute_bulk_on_commit(bulk_id)
+    return stalled
 
 
 def bulk_execute(bulk_id: str) -> BulkAction | None:
@@ -270,7 +302,6 @@ def bulk_execute(bulk_id: str) -> BulkAction | None:
         )
         if not chunk:
             break
-        outcomes = Counter[str]()
         # One read for the chunk's runs, to skip without a round trip what need not be tried.
         found = {
             run.pk: run
@@ -278,25 +309,37 @@ def bulk_execute(bulk_id: str) -> BulkAction | None:
                 "id", "workflow_name", "status", "on_hold", "latest_checkpoint_id"
             )
         }
-        results = [_one(chosen, bulk, found.get(item.run_id), user) for item in chunk]
-        # Items with the same outcome and message are recorded in one statement.
-        alike: dict[tuple[str, str], list[int]] = {}
-        for item, (outcome, message) in zip(chunk, results, strict=True):
-            alike.setdefault((outcome, message), []).append(item.pk)
-            outcomes[outcome] += 1
-        with transaction.atomic():
-            for (outcome, message), item_ids in alike.items():
-                BulkActionItem.objects.filter(pk__in=item_ids).update(
-                    outcome=outcome, message=message
-                )
-            BulkAction.objects.filter(pk=bulk.pk).update(
-                done=F("done") + outcomes[BulkActionItem.DONE],
-                skipped=F("skipped") + outcomes[BulkActionItem.SKIPPED],
-            )
+        for item in chunk:
+            _act_and_record(chosen, bulk, item, found.get(item.run_id), user)
+        # Counted from the records, by the claim's holder only: a worker that lost its claim
+        # after a stall cannot write a count older than its successor's.
+        BulkAction.objects.filter(pk=bulk.pk, claim_token=token).update(**_counts(bulk.pk))
     BulkAction.objects.filter(pk=bulk.pk, claim_token=token).update(
         status=BulkAction.FINISHED, finished_at=timezone.now(), claim_token="", claimed_until=None
     )
     return BulkAction.objects.get(pk=bulk.pk)
+
+
+def _act_and_record(
+    action: _Action, bulk: BulkAction, item: BulkActionItem, run: WorkflowRun | None, user: Any
+) -> None:
+    """Act on one run and record its outcome in one transaction (the service's own nests in
+    it): a worker that dies in between leaves neither. The item is marked done first, which
+    locks its row: a second worker waits on that lock and then finds the item recorded."""
+    with transaction.atomic():
+        pending = BulkActionItem.objects.filter(pk=item.pk, outcome="")
+        if not pending.update(outcome=BulkActionItem.DONE, message=action.done):
+            return  # a worker that took over meanwhile has done it
+        outcome, message = _one(action, bulk, run, user)
+        if outcome != BulkActionItem.DONE:
+            BulkActionItem.objects.filter(pk=item.pk).update(outcome=outcome, message=message)
+
+
+def _counts(bulk_id: uuid.UUID) -> dict[str, int]:
+    return BulkActionItem.objects.filter(bulk_id=bulk_id).aggregate(
+        done=Count("pk", filter=Q(outcome=BulkActionItem.DONE)),
+        skipped=Count("pk", filter=Q(outcome=BulkActionItem.SKIPPED)),
+    )
 
 
 def _one(action: _Action, bulk: BulkAction, run: WorkflowRun | None, user: Any) -> tuple[str, str]:

@@ -3,6 +3,8 @@ of ``DATABASE_URL`` (production settings, ``DJANGO_SETTINGS_MODULE=dashboard.con
 Prints one JSON value on its last line::
 
     python schedule_fire_driver.py seed N TICK   # N schedules of squares, all due at TICK
+    python schedule_fire_driver.py every N SECONDS  # N schedules of squares every SECONDS,
+                                                 #   each tick starting a run (no skipping)
     python schedule_fire_driver.py fire TICK     # "ready", then on a line from stdin fires
                                                  #   every tick due at TICK -> {"fired": n}
     python schedule_fire_driver.py count         # runs, ticks, schedules with exactly one run
@@ -36,6 +38,23 @@ def seed(count: str, tick: str) -> dict[str, int]:
     return {"schedules": Schedule.objects.count()}
 
 
+def every(count: str, seconds: str) -> dict[str, int]:
+    from dashboard.models import Schedule
+    from dashboard.services import schedules
+
+    for index in range(int(count)):
+        spec = schedules.ScheduleSpec(
+            name=f"every{index}",
+            workflow_name="squares",
+            input={"limit": 1, "work_ms": 0},
+            kind=Schedule.Kind.INTERVAL,
+            interval_seconds=int(seconds),
+            skip_if_running=False,
+        )
+        schedules.schedule_create(spec)
+    return {"schedules": Schedule.objects.count()}
+
+
 def fire(tick: str) -> dict[str, int]:
     from django.db import connection
 
@@ -63,7 +82,7 @@ def count() -> dict[str, int]:
     }
 
 
-COMMANDS: dict[str, Any] = {"seed": seed, "fire": fire, "count": count}
+COMMANDS: dict[str, Any] = {"seed": seed, "every": every, "fire": fire, "count": count}
 
 if __name__ == "__main__":
     django.setup()

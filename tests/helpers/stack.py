@@ -9,8 +9,10 @@ The fault tests break the services a deployment depends on, so they bring their 
 ``PostgresCluster`` (``initdb`` into a temporary folder, on a free port, run as the
 ``postgres`` OS user when the tests run as root) and ``RedisServer`` (a ``redis-server`` on a
 free port, without persistence). Restarting or killing those never touches the shared servers
-on 5432 and 6379. Where their programs are missing, ``require_program`` skips the test with
-the reason, or fails it when ``CI`` is set (as tests/conftest.py does for the shared servers).
+on 5432 and 6379 (``own_deployment`` is a ``Stack`` on them). Where their programs are missing,
+``require_program`` skips the test with the reason, or fails it when ``CI`` is set (as
+tests/conftest.py does for the shared servers). ``held_at`` holds one insert of a worker's in
+the middle of its transaction, so that a fault lands at an exact instant of its work.
 
 Not a test module: the test modules import it as ``tests.helpers.stack``.
 """
@@ -189,9 +191,11 @@ class Stack:
             if (code := process.poll()) is not None
         }
 
-    def driver(self, *arguments: str) -> Any:
+    def driver(self, *arguments: str, script: str = "integration_driver.py") -> Any:
+        """The JSON value a driver in tests/helpers (``script``) printed last, run in the
+        deployment's environment."""
         result = subprocess.run(
-            [sys.executable, str(HERE / "integration_driver.py"), *arguments],
+            [sys.executable, str(HERE / script), *arguments],
             cwd=BASE_DIR,
             env=self.env,
             capture_output=True,
@@ -328,6 +332,24 @@ def migrated_deployment(
             yield deployment
 
 
+@contextlib.contextmanager
+def own_deployment(
+    cluster: PostgresCluster,
+    logs: Path,
+    subprocess_env: Callable[..., dict[str, str]],
+    *,
+    redis: RedisServer | None = None,
+    **overrides: str,
+) -> Iterator[Stack]:
+    """``deployed`` on a new database of ``cluster`` and a Redis of its own (or ``redis``, for
+    a test that kills it), with ``production_env`` and ``overrides``; no process started yet."""
+    db_url = cluster.create_database("superstep")
+    with contextlib.ExitStack() as resources:
+        broker = redis or resources.enter_context(redis_server(logs))
+        env = production_env(subprocess_env, database_url=db_url, redis_url=broker.url, **overrides)
+        yield resources.enter_context(deployed(env, db_url, logs))
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -365,6 +387,64 @@ def lineage_is_unbroken(checkpoints: list[dict[str, Any]]) -> None:
     steps = [c["superstep"] for c in checkpoints if c["kind"] in ("entry", "superstep")]
     assert steps == list(range(len(steps))), steps
     assert len({c["engine_run_id"] for c in checkpoints}) == 1
+
+
+class Gate:
+    """See ``held_at``: ``wait()`` until the chosen insert is held, ``release()`` it."""
+
+    def __init__(self, stack: Stack, holder: psycopg.Connection[Any]) -> None:
+        self.stack = stack
+        self.holder = holder
+
+    def held(self) -> bool:
+        rows = self.stack.query(
+            "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            " AND wait_event = 'advisory' AND datname = current_database()"
+        )
+        return bool(rows)
+
+    def wait(self, what: str) -> None:
+        wait_for(self.held, what, self.stack.log)
+
+    def release(self) -> None:
+        """Let the held insert go on; harmless once PostgreSQL restarted (the hold went too)."""
+        with contextlib.suppress(psycopg.Error):
+            self.holder.close()
+
+
+@contextlib.contextmanager
+def held_at(stack: Stack, table: str, condition: str, nth: int) -> Iterator[Gate]:
+    """The ``nth`` INSERT into ``table`` whose ``NEW`` row meets ``condition`` waits, inside
+    its transaction, until the test releases it: a trigger takes a shared advisory lock that
+    the test holds. So a fault can be made at an exact instant of a worker's work (in the
+    middle of a bulk action's chunk, of a pass firing schedules) instead of at a guessed one.
+    The trigger is dropped on leaving."""
+    stack.execute(f"""
+        CREATE SEQUENCE gate_inserts;  -- nextval is not rolled back with its transaction
+        CREATE FUNCTION gate() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF {condition} THEN
+            IF nextval('gate_inserts') = {int(nth)} THEN
+              PERFORM pg_advisory_xact_lock_shared({GATE_KEY});
+            END IF;
+          END IF;
+          RETURN NEW;
+        END $$;
+        CREATE TRIGGER gate BEFORE INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION gate();
+    """)
+    holder = psycopg.connect(stack.db_url, autocommit=True)
+    holder.execute("SELECT pg_advisory_lock(%s)", (GATE_KEY,))
+    gate = Gate(stack, holder)
+    try:
+        yield gate
+    finally:
+        gate.release()
+        stack.execute(
+            f"DROP TRIGGER gate ON {table}; DROP FUNCTION gate(); DROP SEQUENCE gate_inserts;"
+        )
+
+
+GATE_KEY = 0x5E5E
 
 
 # ------------------------------------------------------------------------------ own services

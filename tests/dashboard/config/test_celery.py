@@ -11,16 +11,17 @@ from pathlib import Path
 
 import pytest
 from celery import Celery
+from django.utils import timezone
 
 from dashboard import celery_app, services
 from dashboard.access import audit_chain
 from dashboard.catalog.periodic_jobs import PERIODIC_JOBS
 from dashboard.config.settings import BASE_DIR
-from dashboard.execution import embedded
+from dashboard.execution import bulk_tasks, embedded
 from dashboard.execution import tasks as execution_tasks
 from dashboard.models import PeriodicJobRun
 from dashboard.notifications import tasks as notification_tasks
-from dashboard.services import alert_evaluation, schedules
+from dashboard.services import alert_evaluation, bulk, schedules
 
 EnvBuilder = Callable[..., dict[str, str]]
 
@@ -47,6 +48,7 @@ def test_beat_publishes_every_periodic_job_at_the_interval_the_threads_use() -> 
         == set(threads)
         == {
             "sweep-runs",
+            "sweep-bulk-actions",
             "sweep-approvals",
             "retry-notifications",
             "park-stranded-runs",
@@ -66,6 +68,9 @@ def test_each_periodic_task_runs_its_job_once_per_period(
     services_db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Two beats (or a message delivered twice) trigger the same period: the second does nothing.
+    # One instant for both rounds: a period boundary crossed between them would be a new period.
+    moment = timezone.now()
+    monkeypatch.setattr(timezone, "now", lambda: moment)
     calls: list[str] = []
     monkeypatch.setattr(services, "runs_sweep", lambda: calls.append("runs") or ["run-1"])
     monkeypatch.setattr(services, "approvals_sweep", lambda: calls.append("approvals") or [])
@@ -80,6 +85,7 @@ def test_each_periodic_task_runs_its_job_once_per_period(
         lambda: calls.append("alerts") or alert_evaluation.EvaluationReport(opened=[1]),
     )
     monkeypatch.setattr(audit_chain, "seal_pending", lambda: calls.append("seal") or 3)
+    monkeypatch.setattr(bulk, "bulk_sweep", lambda: calls.append("bulk") or ["bulk-1"])
     tasks = [
         execution_tasks.sweep_runs,
         execution_tasks.sweep_approvals,
@@ -89,15 +95,16 @@ def test_each_periodic_task_runs_its_job_once_per_period(
         execution_tasks.fire_schedules,
         notification_tasks.evaluate_alerts,
         execution_tasks.seal_audit,
+        bulk_tasks.sweep_bulk_actions,
     ]
 
     first = [task() for task in tasks]
     second = [task() for task in tasks]
 
     nothing = {"opened": [], "resolved": []}
-    assert first == [["run-1"], [], [], [], [], [], {"opened": [1], "resolved": []}, 3]
-    assert second == [[], [], [], [], [], [], nothing, 0]
-    assert calls == ["runs", "approvals", "prune", "park", "schedules", "alerts", "seal"]
+    assert first == [["run-1"], [], [], [], [], [], {"opened": [1], "resolved": []}, 3, ["bulk-1"]]
+    assert second == [[], [], [], [], [], [], nothing, 0, []]
+    assert calls == ["runs", "approvals", "prune", "park", "schedules", "alerts", "seal", "bulk"]
     assert sorted(PeriodicJobRun.objects.values_list("job", flat=True)) == sorted(PERIODIC_JOBS)
 
 

@@ -53,11 +53,14 @@ BASE = "https://superstep.example"
 
 class Receiver:
     """A local HTTP receiver standing in for Slack and a webhook endpoint: records each POST
-    (path, headers, body) and answers 200."""
+    (path, headers, body) and answers 200, at once unless a test clears ``answering`` (then
+    each POST waits, recorded, until it is set again)."""
 
     def __init__(self) -> None:
         self.posts: list[tuple[str, dict[str, str], bytes]] = []
         self.lock = threading.Lock()
+        self.answering = threading.Event()
+        self.answering.set()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -65,6 +68,7 @@ class Receiver:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 with receiver.lock:
                     receiver.posts.append((self.path, dict(self.headers), body))
+                receiver.answering.wait(30)
                 self.send_response(200)
                 self.end_headers()
 

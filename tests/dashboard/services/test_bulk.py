@@ -260,3 +260,62 @@ def test_a_cancel_that_fails_half_way_leaves_the_rest_to_the_queued_task(
 
     action.refresh_from_db()
     assert (action.status, action.done) == ("finished", 3)
+
+
+class WorkerDied(BaseException):
+    """A worker killed between acting on a run and recording it (nothing catches it)."""
+
+
+def test_a_run_is_recorded_in_the_transaction_that_acts_on_it_so_a_takeover_acts_once(
+    role_user: Callable[..., Any],
+    make_run: Callable[..., WorkflowRun],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    admin = role_user("adm", "Admin")  # holds are for those who manage retention
+    picked = [make_run(status="waiting") for _ in range(4)]
+    monkeypatch.setattr(dispatch, "_bulk_executor", lambda bulk_id: None)
+    action = bulk.bulk_start("hold", ids(picked), user=admin, reason="audit")
+    real_one = bulk._one
+    acted: list[str] = []
+
+    def dies_after_the_third(*args: Any) -> tuple[str, str]:
+        result = real_one(*args)
+        acted.append(result[0])
+        if len(acted) == 3:
+            raise WorkerDied  # the run is on hold, its item not yet recorded
+        return result
+
+    monkeypatch.setattr(bulk, "_one", dies_after_the_third)
+    with pytest.raises(WorkerDied):
+        bulk.bulk_execute(str(action.pk))
+    monkeypatch.setattr(bulk, "_one", real_one)
+    BulkAction.objects.filter(pk=action.pk).update(claimed_until=timezone.now())  # expired
+
+    finished = bulk.bulk_execute(str(action.pk))  # the worker that takes over
+
+    assert finished is not None
+    assert (finished.status, finished.done, finished.skipped) == ("finished", 4, 0)
+    assert set(BulkActionItem.objects.filter(bulk=action).values_list("outcome", "message")) == {
+        ("done", "put on hold")
+    }
+    assert AuditEntry.objects.filter(action="hold", details={"reason": "audit"}).count() == 4
+
+
+def test_the_sweep_queues_again_the_actions_nobody_works_on(
+    ops: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queued: list[str] = []
+    monkeypatch.setattr(dispatch, "_bulk_executor", queued.append)
+    moment = timezone.now()
+    lease = dt.timedelta(seconds=bulk._claim_seconds())
+
+    def action(**fields: Any) -> str:
+        return str(BulkAction.objects.create(action="cancel", requested_by=ops, **fields).pk)
+
+    dead = action(status="running", claim_token="dead", claimed_until=moment - lease)
+    lost = action(created_at=moment - 3 * lease)  # its message went with the broker
+    action(status="running", claim_token="alive", claimed_until=moment + lease)
+    action()  # just asked: its message is on the way
+    action(status="finished", created_at=moment - 3 * lease)
+
+    assert sorted(bulk.bulk_sweep()) == sorted(queued) == sorted([dead, lost])
