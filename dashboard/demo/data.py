@@ -61,6 +61,8 @@ def seed() -> None:
         # A customer handed to billing, and a Magentic team's plan waiting for its review.
         ("handoff-triage", "My invoice shows a double charge for March"),
         ("product-brief", "A product brief for a dashboard of durable workflow runs"),
+        # A customer's contact and card details, masked on every page; admin reveals them.
+        ("card-dispute", {"customer": "Dana Whitfield", "amount": 89.9}),
     ]
     for name, data in start:
         services.run_start(workflow_name=name, input=data, user=operator)
