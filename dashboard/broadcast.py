@@ -130,8 +130,9 @@ def _send(group: str, message: dict[str, Any]) -> None:
 
 
 def coalesce(batch: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
-    """``batch`` with each group's consecutive ``run.events`` joined into one message and a
-    message repeating the group's previous one dropped; each group's order is kept."""
+    """``batch`` with each group's consecutive ``run.events`` joined into one message, a
+    reply's consecutive frames into its latest, and a message repeating the group's previous
+    one dropped; each group's order is kept."""
     out: list[tuple[str, dict[str, Any]]] = []
     last: dict[str, int] = {}  # group -> index in out of its latest message
     for group, message in batch:
@@ -140,10 +141,14 @@ def coalesce(batch: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[st
             previous = out[index][1]
             if previous == message:
                 continue
-            if message.get("type") == previous.get("type") == "run.reply" and message.get(
-                "reply_id"
-            ) == previous.get("reply_id"):
-                out[index] = (group, message)  # a reply's text so far: the latest says it all
+            if (
+                message.get("type") == previous.get("type") == "run.reply"
+                and message.get("reply_id") == previous.get("reply_id")
+                and message["done"] == previous["done"]
+            ):
+                # A reply's text so far: the latest says it all. Its end stays apart from its
+                # last words, though: a page shows a finished reply only if it saw it written.
+                out[index] = (group, message)
                 continue
             if message.get("type") == previous.get("type") == "run.events" and message.get(
                 "run_id"

@@ -71,6 +71,20 @@ def test_coalesce_does_not_join_events_across_another_message_of_the_group() -> 
     assert broadcast.coalesce(batch) == batch
 
 
+def test_coalesce_keeps_a_replys_latest_frame_and_its_end_apart() -> None:
+    def reply(text: str, *, done: bool = False) -> tuple[str, dict[str, Any]]:
+        return (
+            "run.a",
+            {"type": "run.reply", "run_id": "a", "executor_id": "w", "reply_id": "w:1",
+             "text": text, "done": done},
+        )  # fmt: skip
+
+    batch = [reply("The"), reply("The report"), reply("The report is"), reply("The end", done=True)]
+
+    # A page that never saw the reply being written would drop its end (consumers.py).
+    assert broadcast.coalesce(batch) == [reply("The report is"), reply("The end", done=True)]
+
+
 @pytest.mark.redis
 def test_a_network_layer_gets_every_message_in_order_without_the_commit_waiting(
     redis_url: str,
