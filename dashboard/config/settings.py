@@ -387,9 +387,16 @@ SECURE_CSP = _web_csp.SECURE_CSP
 
 # ------------------------------------------------------------------------------ channels
 
+# channels-redis counts its capacity per web process, not per socket: every socket a process
+# holds shares one queue in Redis, and a message past the capacity is dropped without a word.
+# Its default of 100 is a quarter of a second of twenty runs streaming to two processes' pages
+# (tests/bench/stream_bench.py lost whole replies to it on a busy machine).
 CHANNEL_LAYERS: dict[str, dict[str, Any]] = {
     "default": (
-        {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+        {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 2000},
+        }
         if REDIS_URL
         # One process serves every socket in embedded mode, so in-memory groups suffice.
         else {"BACKEND": "channels.layers.InMemoryChannelLayer"}
