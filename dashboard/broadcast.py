@@ -18,6 +18,12 @@ one message, a repeated notice once. A ``group_send`` through channels-redis cos
 millisecond would otherwise spend a third of its time telling the broker. Before, each message
 went through ``async_to_sync``: a new event loop, and new broker connections, per message, on
 the committing thread.
+
+A streaming reply's text so far is also kept in the cache for pages that open mid-reply
+(``replies_so_far``). With the sending thread, that thread writes it, just before it sends the
+batch: the run's event loop, which hears the model's chunks, never waits on Redis, and a batch
+that coalesced several frames of a reply writes it once. The process keeps what it streams
+(``_Streaming``) and writes that, so a frame costs one write and no read.
 """
 
 from __future__ import annotations
@@ -86,6 +92,11 @@ def event_payload(row: RunEvent) -> dict[str, Any]:
 
 def _send(group: str, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
+    threaded = not (
+        layer is None or settings.SUPERSTEP_EMBEDDED or isinstance(layer, InMemoryChannelLayer)
+    )
+    if message["type"] == "run.reply" and not threaded:
+        _streaming.keep([message])  # else the sending thread does, before it sends
     if layer is None:
         return
     sent = metrics.BroadcastTimer()  # _send runs in on_commit callbacks: the commit is now
@@ -105,7 +116,7 @@ def _send(group: str, message: dict[str, Any]) -> None:
                 layer.group_send(group, message), loop
             ).add_done_callback(sent)
         return
-    if not isinstance(layer, InMemoryChannelLayer):
+    if threaded:
         _sender.put(group, message, sent)
         return
     # An in-memory layer's queues belong to the loop of whoever reads them (a test's): sent
@@ -119,8 +130,9 @@ def _send(group: str, message: dict[str, Any]) -> None:
 
 
 def coalesce(batch: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
-    """``batch`` with each group's consecutive ``run.events`` joined into one message and a
-    message repeating the group's previous one dropped; each group's order is kept."""
+    """``batch`` with each group's consecutive ``run.events`` joined into one message, a
+    reply's consecutive frames into its latest, and a message repeating the group's previous
+    one dropped; each group's order is kept."""
     out: list[tuple[str, dict[str, Any]]] = []
     last: dict[str, int] = {}  # group -> index in out of its latest message
     for group, message in batch:
@@ -129,10 +141,14 @@ def coalesce(batch: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[st
             previous = out[index][1]
             if previous == message:
                 continue
-            if message.get("type") == previous.get("type") == "run.reply" and message.get(
-                "reply_id"
-            ) == previous.get("reply_id"):
-                out[index] = (group, message)  # a reply's text so far: the latest says it all
+            if (
+                message.get("type") == previous.get("type") == "run.reply"
+                and message.get("reply_id") == previous.get("reply_id")
+                and message["done"] == previous["done"]
+            ):
+                # A reply's text so far: the latest says it all. Its end stays apart from its
+                # last words, though: a page shows a finished reply only if it saw it written.
+                out[index] = (group, message)
                 continue
             if message.get("type") == previous.get("type") == "run.events" and message.get(
                 "run_id"
@@ -180,6 +196,10 @@ class _Sender:
     def _run(pending: queue.Queue[tuple[str, dict[str, Any], _Timer]]) -> None:
         loop = asyncio.new_event_loop()
         last_sent = -_BATCH_SECONDS
+        try:
+            cache.get(_WARM_GROUP)  # this thread's own cache connection, opened now
+        except Exception:  # Redis down at start: the first real use says so
+            logger.warning("could not reach the cache from the broadcast thread", exc_info=True)
         while True:
             batch = [pending.get()]
             # A running workflow commits every millisecond or so: what it queues until the
@@ -199,7 +219,9 @@ class _Sender:
                     break
             last_sent = time.monotonic()
             try:
-                loop.run_until_complete(_deliver(coalesce([(g, m) for g, m, _ in batch])))
+                coalesced = coalesce([(g, m) for g, m, _ in batch])
+                _streaming.keep([m for _, m in coalesced if m.get("type") == "run.reply"])
+                loop.run_until_complete(_deliver(coalesced))
                 for *_, sent in batch:
                     sent()
             finally:
@@ -239,14 +261,10 @@ _sender = _Sender()
 
 
 def warm_up(**_: Any) -> None:
-    """In a new worker process (Celery's ``worker_process_init``): connect the cache and the
-    channel layer before the first run needs them."""
+    """In a new worker process (Celery's ``worker_process_init``): start the sending thread,
+    which connects the cache and the channel layer, before the first run needs them."""
     if settings.SUPERSTEP_EMBEDDED or isinstance(get_channel_layer(), InMemoryChannelLayer):
         return
-    try:
-        cache.get(_WARM_GROUP)
-    except Exception:  # Redis down at start: the first real use says so
-        logger.warning("could not reach the cache while warming up", exc_info=True)
     _sender.warm()
 
 
@@ -283,26 +301,69 @@ def _replies_key(run_id: Any) -> str:
     return f"superstep:replies:{run_id}"
 
 
+_REPLY_FIELDS = ("executor_id", "reply_id", "text", "done")
+
+
 def broadcast_reply(
     run_id: Any, *, executor_id: str, reply_id: str, text: str, done: bool = False
 ) -> None:
     """An agent's reply so far, to the run's pages; kept in the cache while it is written, for
     pages that open or reconnect mid-reply (``replies_so_far``), and let go of once ``done``
     (the conversation shows it from then on). Sent while the superstep runs, outside any
-    transaction: nothing of it is in the database until the superstep commits. Only the
-    run's worker writes its entry, so reading, changing and writing it back is safe."""
-    key = _replies_key(run_id)
-    replies: dict[str, dict[str, Any]] = cache.get(key) or {}
+    transaction: nothing of it is in the database until the superstep commits."""
     reply = {"executor_id": executor_id, "reply_id": reply_id, "text": text, "done": done}
-    if done:
-        replies.pop(reply_id, None)
-    else:
-        replies[reply_id] = reply
-    if replies:
-        cache.set(key, replies, REPLY_KEEP_SECONDS)
-    else:
-        cache.delete(key)
     _send(run_group(run_id), {"type": "run.reply", "run_id": str(run_id), **reply})
+
+
+class _Streaming:
+    """The replies this process's runs are streaming, by run, and their entries in the cache.
+
+    Only the process executing a run streams its replies, so it writes the run's entry from
+    what it holds, without reading it back first. A reply whose end never came (its run
+    failed mid-reply) is let go of once it has been quiet for ``REPLY_KEEP_SECONDS``, as the
+    cache lets go of the entry."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # embedded mode's runs tell from threads of their own
+        self._runs: dict[str, dict[str, tuple[float, dict[str, Any]]]] = {}
+
+    def keep(self, messages: list[dict[str, Any]]) -> None:
+        """Hold these ``run.reply`` messages' replies and write the entries they change."""
+        now = time.monotonic()
+        with self._lock:
+            changed: set[str] = set()
+            for message in messages:
+                held = self._runs.setdefault(message["run_id"], {})
+                reply = {key: message[key] for key in _REPLY_FIELDS}
+                if reply["done"]:
+                    held.pop(reply["reply_id"], None)
+                else:
+                    held[reply["reply_id"]] = (now, reply)
+                changed.add(message["run_id"])
+            for run_id, held in list(self._runs.items()):
+                for reply_id, (told, _) in list(held.items()):
+                    if now - told > REPLY_KEEP_SECONDS:
+                        del held[reply_id]
+                        changed.add(run_id)
+                if not held:
+                    del self._runs[run_id]
+            for run_id in changed:
+                self._write(run_id, self._runs.get(run_id, {}))
+
+    @staticmethod
+    def _write(run_id: str, held: dict[str, tuple[float, dict[str, Any]]]) -> None:
+        key = _replies_key(run_id)
+        try:
+            if held:
+                replies = {reply_id: reply for reply_id, (_, reply) in held.items()}
+                cache.set(key, replies, REPLY_KEEP_SECONDS)
+            else:
+                cache.delete(key)
+        except Exception:  # a broker hiccup: a page opening now misses only the text so far
+            logger.exception("keeping the replies of run %s failed", run_id)
+
+
+_streaming = _Streaming()
 
 
 def replies_so_far(run_id: Any) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ from celery import Celery
 from celery.signals import (
     after_setup_logger,
     after_setup_task_logger,
+    worker_init,
     worker_process_init,
     worker_process_shutdown,
     worker_shutting_down,
@@ -35,6 +36,7 @@ from dashboard.catalog.periodic_jobs import PERIODIC_JOBS
 from dashboard.core.logs import JsonFormatter
 from dashboard.execution import shutdown
 from dashboard.execution.heartbeat import Heartbeat
+from dashboard.execution.preload import preload_agent_clients
 from dashboard.instruments.processes import forget_celery_child
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.config.settings")
@@ -79,6 +81,8 @@ def _warm_up(**kwargs: Any) -> None:
 
 # A new child connects to Redis before its first run streams words through it.
 worker_process_init.connect(_warm_up)
+# The main process loads the agents' model clients once, before it forks the children.
+worker_init.connect(preload_agent_clients)
 
 
 def _log_format(logger: logging.Logger, **kwargs: Any) -> None:

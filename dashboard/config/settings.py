@@ -387,9 +387,23 @@ SECURE_CSP = _web_csp.SECURE_CSP
 
 # ------------------------------------------------------------------------------ channels
 
+# channels-redis counts its capacity per web process, not per socket: every socket a process
+# holds shares one queue in Redis, and a message past the capacity is dropped without a word.
+# Its default of 100 is a quarter of a second of twenty runs streaming to two processes' pages
+# (tests/bench/stream_bench.py lost whole replies to it on a busy machine).
+# A consumer waits for its next message with BZPOPMIN, five seconds at a time
+# (channels-redis's brpop_timeout), and redis-py's default socket timeout is five seconds too:
+# a socket quiet for five seconds raced its own wait, and when the timeout won the consumer
+# died ("Timeout reading from ...") and its page lost the stream until it reconnected.
 CHANNEL_LAYERS: dict[str, dict[str, Any]] = {
     "default": (
-        {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+        {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
+                "capacity": 2000,
+            },
+        }
         if REDIS_URL
         # One process serves every socket in embedded mode, so in-memory groups suffice.
         else {"BACKEND": "channels.layers.InMemoryChannelLayer"}

@@ -4,6 +4,7 @@
 * ``shutdown``: the flag a worker's SIGTERM raises, so runs hand their lease back after a commit;
 * ``heartbeat``: the file a worker touches for an orchestrator's probe;
 * ``agent_replies``: a streamed reply kept as one event, and a ``model_call`` event per reply;
+* ``preload``: what a worker's main process loads for its children (the agents' model clients);
 * ``tasks``: the Celery tasks (execute a run, sweep leases and overdue approvals, prune) and
   their periodic jobs, plus the run executor plugged into ``services.dispatch``;
 * ``bulk_tasks``: the task that works through a bulk action, and its executor;

@@ -71,6 +71,20 @@ def test_coalesce_does_not_join_events_across_another_message_of_the_group() -> 
     assert broadcast.coalesce(batch) == batch
 
 
+def test_coalesce_keeps_a_replys_latest_frame_and_its_end_apart() -> None:
+    def reply(text: str, *, done: bool = False) -> tuple[str, dict[str, Any]]:
+        return (
+            "run.a",
+            {"type": "run.reply", "run_id": "a", "executor_id": "w", "reply_id": "w:1",
+             "text": text, "done": done},
+        )  # fmt: skip
+
+    batch = [reply("The"), reply("The report"), reply("The report is"), reply("The end", done=True)]
+
+    # A page that never saw the reply being written would drop its end (consumers.py).
+    assert broadcast.coalesce(batch) == [reply("The report is"), reply("The end", done=True)]
+
+
 @pytest.mark.redis
 def test_a_network_layer_gets_every_message_in_order_without_the_commit_waiting(
     redis_url: str,
@@ -171,3 +185,37 @@ def test_a_new_worker_process_connects_before_its_first_run_and_replies_are_not_
         assert broadcast._sender.flush(10)
         [reply_at] = [at for at, group in sends if group == "run.r3"][1:]
         assert reply_at - queued < broadcast._BATCH_SECONDS
+
+
+@pytest.mark.redis
+def test_a_streamed_replys_text_so_far_is_kept_by_the_sending_thread(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with network_layer(redis_url):
+        writers: list[threading.Thread] = []
+        real_write = broadcast._Streaming._write
+
+        def spy(run_id: str, held: dict[str, Any]) -> None:
+            writers.append(threading.current_thread())
+            real_write(run_id, held)
+
+        monkeypatch.setattr(broadcast._Streaming, "_write", staticmethod(spy))
+        broadcast.broadcast_reply("r4", executor_id="w", reply_id="w:1", text="The")
+        broadcast.broadcast_reply("r4", executor_id="v", reply_id="v:1", text="Another")
+        broadcast.broadcast_reply("r4", executor_id="w", reply_id="w:1", text="The report")
+        assert broadcast._sender.flush(10)
+        so_far = broadcast.replies_so_far("r4")
+        broadcast.broadcast_reply("r4", executor_id="w", reply_id="w:1", text="The end", done=True)
+        assert broadcast._sender.flush(10)
+        after_one = broadcast.replies_so_far("r4")
+        broadcast.broadcast_reply("r4", executor_id="v", reply_id="v:1", text="Done", done=True)
+        assert broadcast._sender.flush(10)
+
+        # In the order they began; the run's own thread, which hears the model, never waits.
+        assert [(reply["reply_id"], reply["text"]) for reply in so_far] == [
+            ("w:1", "The report"),
+            ("v:1", "Another"),
+        ]
+        assert [reply["reply_id"] for reply in after_one] == ["v:1"]
+        assert broadcast.replies_so_far("r4") == []
+        assert writers and threading.current_thread() not in writers

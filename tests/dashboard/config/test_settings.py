@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from channels_redis.core import RedisChannelLayer
+from channels_redis.utils import create_pool
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
@@ -182,7 +184,11 @@ def test_settings_production_uses_postgres_redis_and_json_only_celery(
     )
     layer = loaded["CHANNEL_LAYERS"]["default"]
     assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer"
-    assert layer["CONFIG"]["hosts"] == ["redis://127.0.0.1:6379/0"]
+    [host] = layer["CONFIG"]["hosts"]
+    assert host["address"] == "redis://127.0.0.1:6379/0"
+    # A consumer's blocking wait for its next message must end before its socket times out.
+    pool = create_pool(host)
+    assert pool.connection_kwargs["socket_timeout"] > RedisChannelLayer.brpop_timeout
     assert loaded["CELERY_BROKER_URL"] == "redis://127.0.0.1:6379/0"
     assert loaded["CELERY_TASK_SERIALIZER"] == loaded["CELERY_RESULT_SERIALIZER"] == "json"
     assert loaded["CELERY_ACCEPT_CONTENT"] == ["json"]
