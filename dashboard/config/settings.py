@@ -415,7 +415,12 @@ CHANNEL_LAYERS: dict[str, dict[str, Any]] = {
 # production; embedded mode is one process.
 CACHES: dict[str, dict[str, Any]] = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # JSON, never pickle: a value read back from Redis must not be able to run code.
+            "OPTIONS": {"serializer": "dashboard.core.cache_json.JSONSerializer"},
+        }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )

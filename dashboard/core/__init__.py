@@ -5,5 +5,6 @@
 * ``types``: who acts (``Actor``, ``is_user``) and which run (``RunId``), in every service and
   selector signature;
 * ``run_events``: every type a run's event log holds and what its data carries;
-* ``logs``: the JSON log format and the run fields (``bind``) its lines carry.
+* ``logs``: the JSON log format and the run fields (``bind``) its lines carry;
+* ``cache_json``: the Redis cache's values as JSON instead of Django's pickle.
 """

@@ -189,6 +189,9 @@ def test_settings_production_uses_postgres_redis_and_json_only_celery(
     # A consumer's blocking wait for its next message must end before its socket times out.
     pool = create_pool(host)
     assert pool.connection_kwargs["socket_timeout"] > RedisChannelLayer.brpop_timeout
+    cache = loaded["CACHES"]["default"]
+    assert cache["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
+    assert cache["OPTIONS"]["serializer"] == "dashboard.core.cache_json.JSONSerializer"  # no pickle
     assert loaded["CELERY_BROKER_URL"] == "redis://127.0.0.1:6379/0"
     assert loaded["CELERY_TASK_SERIALIZER"] == loaded["CELERY_RESULT_SERIALIZER"] == "json"
     assert loaded["CELERY_ACCEPT_CONTENT"] == ["json"]
@@ -216,10 +219,16 @@ def test_settings_registry_names_every_demo_workflow(subprocess_env: EnvBuilder)
         "fail-at-step",
         "return-replace",
         "expense-claim",
+        "card-dispute",
     }
     assert all(
         path.startswith(
-            ("dashboard.demo.workflows:", "dashboard.demo.agents:", "dashboard.demo.functional:")
+            (
+                "dashboard.demo.workflows:",
+                "dashboard.demo.agents:",
+                "dashboard.demo.functional:",
+                "dashboard.demo.disputes:",
+            )
         )
         for path in registry.values()
     )
