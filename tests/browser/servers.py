@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.browser.deadlines import seconds
+from tests.helpers.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 # username -> roles (groups from the roles migration); "admin" is a superuser.
@@ -33,13 +33,6 @@ USERS = {
     "steward": ["Viewer", "Sensitive data"],  # may reveal masked fields
 }
 PASSWORD = "browser-test-password"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _server_env(db_path: Path) -> dict[str, str]:

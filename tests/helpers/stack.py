@@ -46,6 +46,7 @@ from psycopg.rows import dict_row
 from dashboard.config.settings import BASE_DIR
 from tests.browser.deadlines import seconds
 from tests.conftest import in_ci
+from tests.helpers.ports import free_port
 
 HERE = Path(__file__).parent
 WAIT = 60.0
@@ -348,12 +349,6 @@ def own_deployment(
         broker = redis or resources.enter_context(redis_server(logs))
         env = production_env(subprocess_env, database_url=db_url, redis_url=broker.url, **overrides)
         yield resources.enter_context(deployed(env, db_url, logs))
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def answers(base_url: str) -> bool:

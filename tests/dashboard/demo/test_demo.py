@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from dashboard.config.settings import BASE_DIR
+from tests.helpers.ports import free_port
 
 EnvBuilder = Callable[..., dict[str, str]]
 
@@ -109,13 +109,6 @@ def test_demo_prints_its_url_and_logins_first_and_nothing_else_at_the_default_le
 
     assert result.returncode == 0, result.stdout
     assert result.stdout.splitlines() == WELCOME
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def fetch(url: str) -> int:
