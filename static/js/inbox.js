@@ -8,7 +8,8 @@
  *   j / k            select the next / previous request in the list; a / r approve / reject.
  *                    Not while typing in a field, nor with a dialog open.
  *   Out of band      a late status reload of the request shown before changes nothing in
- *                    the panel of another (data-request-id on each swapped part).
+ *                    the panel of another (data-request-id on each swapped part); one that
+ *                    brings the decision bar unchanged leaves it as it is.
  *   Selection        the list highlights the request the panel shows, whatever swapped which
  *                    (a click, a decision that moved on, the list's live reload), and the
  *                    decision form says which request comes next (``next``), so the server can
@@ -89,6 +90,11 @@
     if (!incoming || !target || !target.hasAttribute("data-request-id")) return;
     if (incoming.getAttribute("data-request-id") !== target.getAttribute("data-request-id")) {
       event.detail.shouldSwap = false;
+    } else if (target.id === "decision-bar" && incoming.innerHTML === target.innerHTML &&
+               incoming.hidden === target.hidden) {
+      // Every status reload brings the bar; one that says the same is not redrawn, so a click
+      // on its buttons is never lost to a swap in the middle of it.
+      event.detail.shouldSwap = false;
     }
   });
 
@@ -124,6 +130,12 @@
     dialog.showModal();
   }
 
+  // The bar's button of the same decision as it is now: a status reload may have redrawn the
+  // bar while the dialog was open, and a click on the button it replaced would send nothing.
+  function current(button) {
+    return button.isConnected ? button : decisionButton(button.getAttribute("data-decision")) || button;
+  }
+
   function send(button) {
     passing = true;
     try { button.click(); } finally { passing = false; }
@@ -145,7 +157,7 @@
       return false;
     }, function () {
       if (typed) typed.value = reason.value;
-      send(button);
+      send(current(button));
     });
     reason.focus();
   }
@@ -180,7 +192,7 @@
       list.appendChild(item);
     });
     note.hidden = list.hidden = changes.length === 0;
-    ask(dialog, function () { return true; }, function () { send(button); });
+    ask(dialog, function () { return true; }, function () { send(current(button)); });
   }
 
   // Capture phase: before htmx's own listener on the form sends anything.

@@ -20,7 +20,8 @@
  *       . a reload that would swap a region while one of its <dialog>s is open waits for the
  *         dialog to close, so a confirmation is not pulled from under the operator: if they
  *         confirm, the action's own answer redraws the region (saying so when it came too late);
- *         if not, the region asks again;
+ *         if not, the region asks again; so does a part swapped out of band that holds an open
+ *         dialog (then every region asks again);
  *       . a region can follow a key that an element the socket redraws carries
  *         (data-live-key on both, data-live-key-for="<region id>" on that element): when the
  *         element comes in with a key other than the region's, the region is stale whatever
@@ -154,10 +155,26 @@
     var region = liveRegion(event.target);
     if (region && region.isConnected) settled(region.id);
   });
+  // The same for a part swapped out of band (a reload's or a message's claim line): one that
+  // holds an open dialog stays until the dialog closes; cancelled, every live region reloads,
+  // since which one sent the part is not known.
+  document.addEventListener("htmx:oobBeforeSwap", function (event) {
+    var target = event.detail.target;
+    var open = target && target.querySelector && target.querySelector("dialog[open]");
+    if (!open) return;
+    event.detail.shouldSwap = false;
+    open.setAttribute("data-live-held", "");
+  });
   // "close" does not bubble; its capture phase still passes the document.
   document.addEventListener("close", function (event) {
     var dialog = event.target;
     if (!(dialog instanceof HTMLDialogElement)) return;
+    if (dialog.hasAttribute("data-live-held")) {
+      dialog.removeAttribute("data-live-held");
+      if (dialog.returnValue !== "confirm") {
+        document.querySelectorAll("[data-live-region][id]").forEach(function (elt) { refresh(elt.id); });
+      }
+    }
     var region = dialog.parentElement && dialog.parentElement.closest("[data-live-region]");
     if (!region || !held[region.id]) return;
     held[region.id] = false;
