@@ -79,7 +79,9 @@ def test_requests_are_picked_and_decided_together_while_the_list_stays_live(
     with inbox.expect_response(lambda r: "request=" in r.url and r.request.method == "GET"):
         item(inbox, orders[2]).locator("a.request-item").click()
     inbox.locator("#approval-panel", has_text=f"on order {orders[2]}?").wait_for()
-    inbox.locator("#toasts .toast-close").click()  # the bulk decision's, over the page's foot
+    # The bulk decision's toast lies over the page's foot: closed if it has not left by itself
+    # yet (it does after 6 s, which a busy machine can take to get here).
+    inbox.locator("#toasts .toast-close").evaluate_all("(all) => all.forEach((b) => b.click())")
     inbox.select_option("#assignee", label="approver2")
     with inbox.expect_navigation():
         inbox.click(".assign-form button[type=submit]")
