@@ -44,6 +44,7 @@ from dashboard.models import (
     RunStatus,
     WorkflowRun,
 )
+from tests.browser.deadlines import seconds
 
 NOW = timezone.now()
 _ids = itertools.count(1)
@@ -833,7 +834,11 @@ def test_pruning_in_a_loop_never_breaks_a_run_a_resume_or_an_approval(
     with PruneLoop() as pruner:
         returns = [start("return-replace", order_id=f"ORD-{i}") for i in range(RUNS)]
         squares = [start("squares", limit=12) for _ in range(4)]
-        failing = [start("fail-at-step", steps=6, fail_at=3, outage_seconds=1.0) for _ in range(2)]
+        # Failing at step 3 needs step 3 within the outage, which a busy machine stretches.
+        outage = seconds(1.0)
+        failing = [
+            start("fail-at-step", steps=6, fail_at=3, outage_seconds=outage) for _ in range(2)
+        ]
         doomed = [start("return-replace", order_id=f"DOOMED-{i}") for i in range(3)]
         wait_until_settled()
         # Paused runs resumed from the checkpoint they wait in (a new branch raises a new
