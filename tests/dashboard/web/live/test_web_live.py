@@ -114,6 +114,7 @@ async def test_run_socket_in_html_mode_replays_rows_graph_and_partials_in_one_me
         "#run-details",
         "#run-timeline",
         "#run-gantt",
+        "#masked-fields",  # the sensitive fields card, as the output adds to it
     ]
     # Led by the batch's last sequence number: live.js resumes from it and skips repeats.
     leading = re.match(r'\s*<[^>]*\sdata-seq="(\d+)"', message)
